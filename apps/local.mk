@@ -1,0 +1,1 @@
+# apps: targets of this folder (see the top-level Makefile.am)

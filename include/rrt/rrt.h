@@ -1,0 +1,301 @@
+/*
+ * rrt: a message-passing runtime for scale-out AI and HPC jobs.
+ *
+ * The public C API. Every call returns an int error code (RRT_SUCCESS or one of RRT_ERR_*);
+ * rrt_strerror() names it. Outputs come last. Counts are size_t: there is no 2 GiB limit.
+ *
+ * Threading: rrt is single-threaded per process (like MPI_THREAD_SERIALIZED): calls may come from
+ * any thread, but never from two at once.
+ *
+ * Buffers may be host memory or, in a build with CUDA support, CUDA device memory: rrt classifies
+ * each buffer itself.
+ */
+#ifndef RRT_RRT_H
+#define RRT_RRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define RRT_VERSION_MAJOR 0
+#define RRT_VERSION_MINOR 1
+#define RRT_VERSION_PATCH 0
+
+/* ---- error codes ---------------------------------------------------------------------------- */
+enum {
+  RRT_SUCCESS = 0,
+  RRT_ERR_ARG = 1,            /* an argument is invalid (names which in the log line)          */
+  RRT_ERR_RANK = 2,           /* rank out of range for the communicator                        */
+  RRT_ERR_TAG = 3,            /* negative tag (other than RRT_ANY_TAG on receive) or too large  */
+  RRT_ERR_COUNT = 4,          /* count invalid (e.g. counts that do not agree)                 */
+  RRT_ERR_BUFFER = 5,         /* NULL buffer with a non-zero count                              */
+  RRT_ERR_TYPE = 6,           /* unknown or freed datatype                                      */
+  RRT_ERR_COMM = 7,           /* unknown or freed communicator                                  */
+  RRT_ERR_OP = 8,             /* unknown op, or op not defined on the datatype                  */
+  RRT_ERR_ROOT = 9,           /* root out of range                                              */
+  RRT_ERR_REQUEST = 10,       /* invalid request handle                                         */
+  RRT_ERR_TRUNCATE = 11,      /* message longer than the receive buffer (status.error too)      */
+  RRT_ERR_NOT_INITIALIZED = 12, /* call before rrt_init                                         */
+  RRT_ERR_FINALIZED = 13,     /* call after rrt_finalize                                        */
+  RRT_ERR_PROC_FAILED = 14,   /* the peer process died or became unreachable                    */
+  RRT_ERR_NO_MEMORY = 15,     /* out of memory                                                  */
+  RRT_ERR_TRANSPORT = 16,     /* a transport failed (details in the log)                        */
+  RRT_ERR_TIMEOUT = 17,       /* an operation timed out (RRT_TIMEOUT)                          */
+  RRT_ERR_UNSUPPORTED = 18,   /* not supported in this build or on this data                   */
+  RRT_ERR_IN_STATUS = 19,     /* waitall/testall: see the per-request statuses                 */
+  RRT_ERR_WIREUP = 20,        /* the launcher (PMIx) failed or is unreachable                  */
+  RRT_ERR_INTERNAL = 21,      /* a bug in rrt                                                   */
+  RRT_ERR_LAST = 22
+};
+
+/* ---- handles -------------------------------------------------------------------------------- */
+typedef int rrt_comm_t;               /* communicator handle                                  */
+typedef int rrt_datatype_t;           /* datatype handle                                      */
+typedef int rrt_op_t;                 /* reduction operation handle                           */
+typedef int rrt_errhandler_t;         /* RRT_ERRORS_RETURN or RRT_ERRORS_ARE_FATAL            */
+typedef struct rrt_request_s *rrt_request_t; /* request handle (owned by rrt)                */
+
+#define RRT_COMM_NULL ((rrt_comm_t)-1)
+#define RRT_COMM_WORLD ((rrt_comm_t)0)
+#define RRT_COMM_SELF ((rrt_comm_t)1)
+#define RRT_REQUEST_NULL ((rrt_request_t)0)
+
+#define RRT_ANY_SOURCE (-1)
+#define RRT_ANY_TAG (-1)
+#define RRT_PROC_NULL (-2)
+#define RRT_ROOT (-3)      /* reserved */
+#define RRT_UNDEFINED (-32766) /* comm_split color: not in any new communicator */
+#define RRT_TAG_UB 0x3fffffff  /* largest valid tag */
+#define RRT_COUNT_UNDEFINED ((size_t)-1)
+
+#define RRT_IN_PLACE ((void *)1)   /* collectives: operate in the receive buffer */
+
+#define RRT_ERRORS_RETURN ((rrt_errhandler_t)0)     /* default: calls return error codes     */
+#define RRT_ERRORS_ARE_FATAL ((rrt_errhandler_t)1)  /* an error aborts the whole job          */
+
+/* ---- datatypes ------------------------------------------------------------------------------ */
+enum {
+  RRT_DATATYPE_NULL = -1,
+  RRT_BYTE = 0,
+  RRT_CHAR = 1,       /* char (reductions treat it as signed 8-bit)                      */
+  RRT_INT8 = 2,
+  RRT_INT16 = 3,
+  RRT_INT32 = 4,
+  RRT_INT64 = 5,
+  RRT_UINT8 = 6,
+  RRT_UINT16 = 7,
+  RRT_UINT32 = 8,
+  RRT_UINT64 = 9,
+  RRT_FLOAT = 10,
+  RRT_DOUBLE = 11,
+  RRT_FLOAT16 = 12,   /* IEEE binary16; reduced in float                                 */
+  RRT_BFLOAT16 = 13,  /* bfloat16; reduced in float                                      */
+  RRT_LONG_DOUBLE = 14,
+  RRT_BOOL = 15,      /* C _Bool / C++ bool                                              */
+  RRT_C_FLOAT_COMPLEX = 16,
+  RRT_C_DOUBLE_COMPLEX = 17,
+  /* (value, index) pairs for RRT_MINLOC / RRT_MAXLOC, laid out as the C structs       */
+  RRT_FLOAT_INT = 18,       /* struct { float v; int i; }        */
+  RRT_DOUBLE_INT = 19,      /* struct { double v; int i; }       */
+  RRT_LONG_INT = 20,        /* struct { long v; int i; }         */
+  RRT_2INT = 21,            /* struct { int v; int i; }          */
+  RRT_SHORT_INT = 22,       /* struct { short v; int i; }        */
+  RRT_LONG_DOUBLE_INT = 23, /* struct { long double v; int i; }  */
+  RRT_PREDEFINED_TYPE_COUNT = 24
+};
+
+/* A contiguous type: count elements of oldtype. Reductions apply element-wise to the base type. */
+int rrt_type_contiguous(size_t count, rrt_datatype_t oldtype, rrt_datatype_t *newtype);
+int rrt_type_free(rrt_datatype_t *type);
+int rrt_type_size(rrt_datatype_t type, size_t *size);
+int rrt_type_extent(rrt_datatype_t type, size_t *extent);
+
+/* ---- reduction operations ------------------------------------------------------------------- */
+enum {
+  RRT_OP_NULL = -1,
+  RRT_SUM = 0,
+  RRT_PROD = 1,
+  RRT_MIN = 2,
+  RRT_MAX = 3,
+  RRT_LAND = 4,
+  RRT_LOR = 5,
+  RRT_LXOR = 6,
+  RRT_BAND = 7,
+  RRT_BOR = 8,
+  RRT_BXOR = 9,
+  RRT_MINLOC = 10,
+  RRT_MAXLOC = 11,
+  RRT_REPLACE = 12, /* reserved */
+  RRT_PREDEFINED_OP_COUNT = 13
+};
+
+/* User reduction: inout[i] = in[i] op inout[i] for i < count elements of type. */
+typedef void rrt_user_function(const void *in, void *inout, size_t count, rrt_datatype_t type,
+                               void *user_data);
+int rrt_op_create(rrt_user_function *fn, void *user_data, int commutative, rrt_op_t *op);
+int rrt_op_free(rrt_op_t *op);
+
+/* ---- status --------------------------------------------------------------------------------- */
+typedef struct rrt_status {
+  int source;     /* rank in the communicator the message came from */
+  int tag;
+  int error;      /* RRT_SUCCESS, RRT_ERR_TRUNCATE, RRT_ERR_PROC_FAILED, ... */
+  int cancelled;  /* non-zero when the receive was cancelled */
+  size_t bytes;   /* bytes received (for a send: bytes sent) */
+} rrt_status_t;
+
+#define RRT_STATUS_IGNORE ((rrt_status_t *)0)
+#define RRT_STATUSES_IGNORE ((rrt_status_t *)0)
+
+/* Elements of type in status (RRT_COUNT_UNDEFINED when bytes is not a multiple of its size). */
+int rrt_get_count(const rrt_status_t *status, rrt_datatype_t type, size_t *count);
+
+/* ---- environment ---------------------------------------------------------------------------- */
+int rrt_init(int *argc, char ***argv);
+int rrt_finalize(void);
+int rrt_initialized(int *flag);
+int rrt_finalized(int *flag);
+int rrt_abort(rrt_comm_t comm, int code);
+double rrt_wtime(void);
+double rrt_wtick(void);
+const char *rrt_strerror(int code);
+/* The host name as PMIx reports it (at most len-1 characters, NUL-terminated). */
+int rrt_get_processor_name(char *name, size_t len);
+
+/* ---- communicators -------------------------------------------------------------------------- */
+int rrt_comm_rank(rrt_comm_t comm, int *rank);
+int rrt_comm_size(rrt_comm_t comm, int *size);
+int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t *newcomm);
+/* Collective over comm; color RRT_UNDEFINED gives RRT_COMM_NULL. */
+int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t *newcomm);
+int rrt_comm_free(rrt_comm_t *comm);
+/* The rank in RRT_COMM_WORLD of rank in comm (for group arithmetic). */
+int rrt_comm_world_rank(rrt_comm_t comm, int rank, int *world_rank);
+int rrt_comm_set_errhandler(rrt_comm_t comm, rrt_errhandler_t handler);
+int rrt_comm_get_errhandler(rrt_comm_t comm, rrt_errhandler_t *handler);
+
+/* ---- point-to-point ------------------------------------------------------------------------- */
+int rrt_send(const void *buf, size_t count, rrt_datatype_t type, int dest, int tag, rrt_comm_t comm);
+/* Synchronous: returns only once the receiver has matched the message. */
+int rrt_ssend(const void *buf, size_t count, rrt_datatype_t type, int dest, int tag, rrt_comm_t comm);
+int rrt_recv(void *buf, size_t count, rrt_datatype_t type, int source, int tag, rrt_comm_t comm,
+             rrt_status_t *status);
+int rrt_isend(const void *buf, size_t count, rrt_datatype_t type, int dest, int tag, rrt_comm_t comm,
+              rrt_request_t *request);
+int rrt_issend(const void *buf, size_t count, rrt_datatype_t type, int dest, int tag,
+               rrt_comm_t comm, rrt_request_t *request);
+int rrt_irecv(void *buf, size_t count, rrt_datatype_t type, int source, int tag, rrt_comm_t comm,
+              rrt_request_t *request);
+int rrt_sendrecv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, int dest,
+                 int sendtag, void *recvbuf, size_t recvcount, rrt_datatype_t recvtype, int source,
+                 int recvtag, rrt_comm_t comm, rrt_status_t *status);
+int rrt_probe(int source, int tag, rrt_comm_t comm, rrt_status_t *status);
+int rrt_iprobe(int source, int tag, rrt_comm_t comm, int *flag, rrt_status_t *status);
+
+/* ---- completion ----------------------------------------------------------------------------- */
+/* wait/test free a completed request and set *request to RRT_REQUEST_NULL. A NULL request
+ * completes at once with an empty status. */
+int rrt_wait(rrt_request_t *request, rrt_status_t *status);
+int rrt_test(rrt_request_t *request, int *flag, rrt_status_t *status);
+/* statuses: an array of count, or RRT_STATUSES_IGNORE. Returns RRT_ERR_IN_STATUS when any failed. */
+int rrt_waitall(size_t count, rrt_request_t *requests, rrt_status_t *statuses);
+int rrt_testall(size_t count, rrt_request_t *requests, int *flag, rrt_status_t *statuses);
+/* index: the completed one, or RRT_UNDEFINED when every request is NULL. */
+int rrt_waitany(size_t count, rrt_request_t *requests, int *index, rrt_status_t *status);
+int rrt_testany(size_t count, rrt_request_t *requests, int *index, int *flag, rrt_status_t *status);
+/* Completes at least one; indices/statuses get outcount entries (RRT_UNDEFINED if all NULL). */
+int rrt_waitsome(size_t count, rrt_request_t *requests, int *outcount, int *indices,
+                 rrt_status_t *statuses);
+/* Cancels a posted receive that has not matched; wait then reports status.cancelled. */
+int rrt_cancel(rrt_request_t *request);
+/* Lets the request complete on its own; the handle becomes RRT_REQUEST_NULL. */
+int rrt_request_free(rrt_request_t *request);
+
+/* ---- collectives ---------------------------------------------------------------------------- */
+/* Each has a non-blocking twin rrt_i<name>(..., rrt_request_t *request). Counts and
+ * displacements of the v-variants are in elements of the given type. */
+int rrt_barrier(rrt_comm_t comm);
+int rrt_bcast(void *buf, size_t count, rrt_datatype_t type, int root, rrt_comm_t comm);
+int rrt_reduce(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+               int root, rrt_comm_t comm);
+int rrt_allreduce(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type,
+                  rrt_op_t op, rrt_comm_t comm);
+int rrt_allgather(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                  size_t recvcount, rrt_datatype_t recvtype, rrt_comm_t comm);
+int rrt_allgatherv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                   const size_t *recvcounts, const size_t *displs, rrt_datatype_t recvtype,
+                   rrt_comm_t comm);
+int rrt_alltoall(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                 size_t recvcount, rrt_datatype_t recvtype, rrt_comm_t comm);
+int rrt_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                  rrt_datatype_t sendtype, void *recvbuf, const size_t *recvcounts,
+                  const size_t *rdispls, rrt_datatype_t recvtype, rrt_comm_t comm);
+int rrt_gather(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+               size_t recvcount, rrt_datatype_t recvtype, int root, rrt_comm_t comm);
+int rrt_gatherv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                const size_t *recvcounts, const size_t *displs, rrt_datatype_t recvtype, int root,
+                rrt_comm_t comm);
+int rrt_scatter(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                size_t recvcount, rrt_datatype_t recvtype, int root, rrt_comm_t comm);
+int rrt_scatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
+                 rrt_datatype_t sendtype, void *recvbuf, size_t recvcount, rrt_datatype_t recvtype,
+                 int root, rrt_comm_t comm);
+int rrt_reduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                             rrt_datatype_t type, rrt_op_t op, rrt_comm_t comm);
+int rrt_reduce_scatter(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                       rrt_datatype_t type, rrt_op_t op, rrt_comm_t comm);
+int rrt_scan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+             rrt_comm_t comm);
+int rrt_exscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+               rrt_comm_t comm);
+
+int rrt_ibarrier(rrt_comm_t comm, rrt_request_t *request);
+int rrt_ibcast(void *buf, size_t count, rrt_datatype_t type, int root, rrt_comm_t comm,
+               rrt_request_t *request);
+int rrt_ireduce(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+                int root, rrt_comm_t comm, rrt_request_t *request);
+int rrt_iallreduce(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type,
+                   rrt_op_t op, rrt_comm_t comm, rrt_request_t *request);
+int rrt_iallgather(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                   size_t recvcount, rrt_datatype_t recvtype, rrt_comm_t comm,
+                   rrt_request_t *request);
+int rrt_iallgatherv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                    const size_t *recvcounts, const size_t *displs, rrt_datatype_t recvtype,
+                    rrt_comm_t comm, rrt_request_t *request);
+int rrt_ialltoall(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                  size_t recvcount, rrt_datatype_t recvtype, rrt_comm_t comm,
+                  rrt_request_t *request);
+int rrt_ialltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                   rrt_datatype_t sendtype, void *recvbuf, const size_t *recvcounts,
+                   const size_t *rdispls, rrt_datatype_t recvtype, rrt_comm_t comm,
+                   rrt_request_t *request);
+int rrt_igather(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                size_t recvcount, rrt_datatype_t recvtype, int root, rrt_comm_t comm,
+                rrt_request_t *request);
+int rrt_igatherv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                 const size_t *recvcounts, const size_t *displs, rrt_datatype_t recvtype, int root,
+                 rrt_comm_t comm, rrt_request_t *request);
+int rrt_iscatter(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype, void *recvbuf,
+                 size_t recvcount, rrt_datatype_t recvtype, int root, rrt_comm_t comm,
+                 rrt_request_t *request);
+int rrt_iscatterv(const void *sendbuf, const size_t *sendcounts, const size_t *displs,
+                  rrt_datatype_t sendtype, void *recvbuf, size_t recvcount,
+                  rrt_datatype_t recvtype, int root, rrt_comm_t comm, rrt_request_t *request);
+int rrt_ireduce_scatter_block(const void *sendbuf, void *recvbuf, size_t recvcount,
+                              rrt_datatype_t type, rrt_op_t op, rrt_comm_t comm,
+                              rrt_request_t *request);
+int rrt_ireduce_scatter(const void *sendbuf, void *recvbuf, const size_t *recvcounts,
+                        rrt_datatype_t type, rrt_op_t op, rrt_comm_t comm, rrt_request_t *request);
+int rrt_iscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+              rrt_comm_t comm, rrt_request_t *request);
+int rrt_iexscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
+                rrt_comm_t comm, rrt_request_t *request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* RRT_RRT_H */

@@ -1,0 +1,1 @@
+# launcher: targets of this folder (see the top-level Makefile.am)

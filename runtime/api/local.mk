@@ -1,0 +1,1 @@
+# runtime/api: targets of this folder (see the top-level Makefile.am)

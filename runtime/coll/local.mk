@@ -1,0 +1,1 @@
+# runtime/coll: targets of this folder (see the top-level Makefile.am)

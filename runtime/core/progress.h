@@ -1,0 +1,41 @@
+// The progress engine: one call, progress(), polls every transport and then every registered
+// poller (protocol retries, collective state machines), and returns how many events happened.
+//
+// Waiting is done by waitUntil(cond): spin on progress() while events come; after spinCount
+// idle polls, yield the CPU on each idle poll (sched_yield hands the core to another rank in
+// ~2 us on this kind of machine); after a long idle stretch sleep briefly. When the node is
+// oversubscribed (more local ranks than usable cores) yielding starts almost at once, which is
+// what keeps 8 ranks on 2 cores fast. Single-threaded; nothing here allocates after init.
+#pragma once
+
+#include <cstdint>
+
+#include "runtime/core/status.h"
+
+namespace rrt::core {
+
+using PollFn = int (*)(void* arg);  // returns the number of events handled
+
+// Registers a poller; kept until removePoller. At most a few dozen.
+void addPoller(PollFn fn, void* arg);
+void removePoller(PollFn fn, void* arg);
+
+int progress();
+
+// Tuning, set at init from the config table and the node's load.
+void configureWaiting(int localRanks, int usableCores);
+// 0 = never time out; else a wait with no event for this long fails with ErrTimeout.
+void setTimeoutSeconds(double s);
+
+// Spins/yields until cond(arg) is true. Returns Ok, or ErrTimeout per RRT_TIMEOUT, or the
+// status a fatal condition set (abortWaits).
+Status waitUntil(bool (*cond)(void* arg), void* arg);
+
+template <typename F>
+Status waitFor(F&& f) {
+  return waitUntil([](void* a) { return (*static_cast<F*>(a))(); }, &f);
+}
+
+double now();  // seconds, monotonic
+
+}  // namespace rrt::core

@@ -1,0 +1,96 @@
+// Requests: the state of one non-blocking operation, handed to the C API as rrt_request_t.
+//
+// Requests come from a pool (RequestPool): the send/receive fast path takes one from a free
+// list and gives it back, never calling malloc once the pool is warm. A request is owned by
+// rrt from creation to release; the user's handle is valid until wait/test report completion
+// or request_free hands it back.
+//
+// Layout: the fields the matching engine reads first share the first cache line.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <rrt/rrt.h>
+
+#include "runtime/core/list.h"
+#include "runtime/core/status.h"
+#include "runtime/transport/transport.h"
+
+namespace rrt::proto {
+struct Comm;
+}
+
+namespace rrt::core {
+
+enum class ReqKind : uint8_t { Free = 0, Send, Recv, Coll };
+
+// Flags for sends.
+enum SendFlags : uint8_t {
+  kSendSync = 1u << 0,      // ssend: complete only once matched
+};
+
+constexpr uint32_t kRequestMagic = 0x72727471;  // "rrtq"
+
+}  // namespace rrt::core
+
+struct rrt_request_s {
+  // --- matching (first cache line) ---
+  rrt::core::ListHook hook;      // posted / unexpected / pending queue link
+  uint32_t magic = 0;
+  rrt::core::ReqKind kind = rrt::core::ReqKind::Free;
+  uint8_t flags = 0;             // SendFlags
+  uint8_t phase = 0;             // protocol state (proto::RndvPhase etc.)
+  volatile bool complete = false;
+  bool userFreed = false;        // request_free: release on completion
+  bool internal = false;         // made by rrt itself (collectives): never a user handle
+  uint32_t ctx = 0;              // context id of the communicator (p2p or collective)
+  int32_t tag = 0;               // tag (receive: may be RRT_ANY_TAG)
+  int32_t srcRank = 0;           // receive: source comm rank or RRT_ANY_SOURCE
+  int32_t peer = -1;             // world rank of the peer (send: destination)
+  uint64_t postOrder = 0;        // receive: posting order (wildcard vs. specific ordering)
+
+  // --- buffer ---
+  void* buf = nullptr;           // user buffer
+  size_t bytes = 0;              // send: length; receive: capacity
+  rrt::memory::MemType memType = rrt::memory::MemType::Host;
+  rrt::proto::Comm* comm = nullptr;
+
+  // --- outcome ---
+  rrt_status_t status{};         // source / tag / error / cancelled / bytes
+
+  // --- protocol state ---
+  uint64_t remoteId = 0;         // the peer's request id (rendezvous)
+  size_t offset = 0;             // bytes moved so far (pipelined / fragmented paths)
+  size_t remaining = 0;          // bytes still expected (receive) / unacknowledged (send)
+  uint64_t remoteAddr = 0;       // rendezvous: the peer's buffer
+  uint8_t rkey[rrt::transport::kMaxRkeyBytes];
+  uint8_t rkeyLen = 0;
+  rrt::transport::MemHandle* memHandle = nullptr;  // registration of buf, if any
+  rrt::transport::Completion completion;           // for get/put
+  uint32_t seq = 0;              // message sequence number (per peer)
+  int outstanding = 0;           // get/put fragments in flight
+
+  // --- completion callback for internal users (collectives) ---
+  void (*onComplete)(rrt_request_s* req, void* arg) = nullptr;
+  void* onCompleteArg = nullptr;
+  void* collTask = nullptr;      // ReqKind::Coll: the collective's task
+};
+
+namespace rrt::core {
+
+using Request = ::rrt_request_s;
+
+// Returns a request from the free list (allocating a new slab when empty; never on the fast
+// path once warm). The request is zeroed to its defaults with magic set.
+Request* requestAlloc(ReqKind kind);
+// Returns a request to the free list. Only for completed (or never-started) requests.
+void requestRelease(Request* r);
+// True when r looks like a live request handed out by requestAlloc.
+inline bool requestValid(const Request* r) { return r && r->magic == kRequestMagic; }
+
+// Marks r complete with status s (stored in r->status.error). Runs onComplete; releases the
+// request if the user already freed it.
+void requestComplete(Request* r, Status s);
+
+}  // namespace rrt::core

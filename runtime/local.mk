@@ -1,0 +1,26 @@
+# The runtime library. Everything is built into the convenience library librrtint.la, which
+# the unit tests link directly; librrt.la (installed, shared and static) wraps it.
+noinst_LTLIBRARIES += librrtint.la
+librrtint_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+librrtint_la_SOURCES = \
+	runtime/core/status.h runtime/core/status.cc \
+	runtime/core/config_table.h runtime/core/config.h runtime/core/config.cc \
+	runtime/core/log.h runtime/core/log.cc \
+	runtime/core/list.h \
+	runtime/core/progress.h runtime/core/progress.cc \
+	runtime/core/request.h runtime/core/request.cc \
+	runtime/memory/mem_type.h \
+	runtime/transport/transport.h
+librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl
+
+include runtime/transport/self/local.mk
+include runtime/transport/shm/local.mk
+include runtime/wireup/local.mk
+include runtime/proto/local.mk
+include runtime/coll/local.mk
+include runtime/api/local.mk
+
+lib_LTLIBRARIES += librrt.la
+librrt_la_SOURCES = runtime/api/library.cc
+librrt_la_LIBADD = librrtint.la
+librrt_la_LDFLAGS = -version-info 0:0:0 $(PMIX_LIBS)

@@ -1,0 +1,34 @@
+// Communicators as the protocol layer sees them: a group of world ranks and two context ids,
+// one for point-to-point traffic and one (ctx + 1) for collectives, so that collective traffic
+// never matches a user receive.
+//
+// Context ids are agreed at creation (max over the parent's members of each one's next free id),
+// so they are unique within every member process; disjoint groups may share one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <rrt/rrt.h>
+
+namespace rrt::proto {
+
+struct Comm {
+  rrt_comm_t handle = RRT_COMM_NULL;
+  uint32_t ctx = 0;                 // point-to-point context; ctx + 1 is the collective one
+  int rank = 0;                     // this process's rank in the communicator
+  int size = 0;
+  std::vector<int> worldRanks;      // comm rank -> world rank
+  rrt_errhandler_t errhandler = RRT_ERRORS_RETURN;
+  uint32_t collSeq = 0;             // collectives started: the tag of the next one
+  void* collState = nullptr;        // owned by runtime/coll (scratch buffers, topology)
+  void (*collStateFree)(void*) = nullptr;
+
+  uint32_t collCtx() const { return ctx + 1; }
+  int worldRank(int r) const { return worldRanks[static_cast<size_t>(r)]; }
+};
+
+// Handle table: RRT_COMM_WORLD = 0, RRT_COMM_SELF = 1, others from dup/split.
+Comm* commLookup(rrt_comm_t handle);  // nullptr if unknown or freed
+
+}  // namespace rrt::proto

@@ -1,0 +1,1 @@
+# runtime/transport/self: targets of this folder (see the top-level Makefile.am)

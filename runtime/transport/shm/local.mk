@@ -1,0 +1,1 @@
+# runtime/transport/shm: targets of this folder (see the top-level Makefile.am)

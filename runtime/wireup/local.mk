@@ -1,0 +1,1 @@
+# runtime/wireup: targets of this folder (see the top-level Makefile.am)

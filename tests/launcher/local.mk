@@ -1,0 +1,1 @@
+# tests/launcher: targets of this folder (see tests/local.mk)

@@ -1,0 +1,1 @@
+# tests/mp: targets of this folder (see tests/local.mk)

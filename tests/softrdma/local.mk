@@ -1,0 +1,1 @@
+# tests/softrdma: targets of this folder (see tests/local.mk)

@@ -1,0 +1,1 @@
+# tests/unit: targets of this folder (see tests/local.mk)
