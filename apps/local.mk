@@ -1,1 +1,63 @@
 # apps: targets of this folder (see the top-level Makefile.am)
+
+# ---- microbenchmarks (OSU-style flags and output) -------------------------------------------
+# apps/common/ holds what every benchmark shares; options, pt2pt_driver and coll_driver are plain
+# C without runtime calls, so bench/compare builds the MPI counterparts (bench/mpi/) on them too.
+apps_common_sources = apps/common/options.h apps/common/options.c \
+	apps/common/rrt_check.h apps/common/rrt_check.cc
+apps_pt2pt_sources = $(apps_common_sources) \
+	apps/common/pt2pt_driver.h apps/common/pt2pt_driver.c \
+	apps/common/rrt_pt2pt_main.h apps/common/rrt_pt2pt_main.cc
+apps_coll_sources = $(apps_common_sources) \
+	apps/common/coll_driver.h apps/common/coll_driver.c \
+	apps/common/rrt_coll_main.h apps/common/rrt_coll_main.cc
+
+bin_PROGRAMS += apps/rrt_latency apps/rrt_bw apps/rrt_bibw
+apps_rrt_latency_SOURCES = apps/rrt_latency.cc $(apps_pt2pt_sources)
+apps_rrt_latency_LDADD = librrt.la
+apps_rrt_bw_SOURCES = apps/rrt_bw.cc $(apps_pt2pt_sources)
+apps_rrt_bw_LDADD = librrt.la
+apps_rrt_bibw_SOURCES = apps/rrt_bibw.cc $(apps_pt2pt_sources)
+apps_rrt_bibw_LDADD = librrt.la
+
+# Collective benchmarks: built once librrt defines the collectives (see the report of the issue
+# that added them); their sources ship either way.
+apps_coll_programs = apps/rrt_barrier apps/rrt_bcast apps/rrt_reduce apps/rrt_allreduce \
+	apps/rrt_allgather apps/rrt_alltoall apps/rrt_reduce_scatter apps/rrt_gather apps/rrt_scatter
+EXTRA_DIST += $(apps_coll_programs:=.cc) apps/common/coll_driver.h apps/common/coll_driver.c \
+	apps/common/rrt_coll_main.h apps/common/rrt_coll_main.cc
+
+# ---- examples -----------------------------------------------------------------------------------
+# Built in the tree for `rrun -n 4 apps/examples/ring`; their sources are installed for users to
+# build with rrtcc.
+noinst_PROGRAMS += apps/examples/hello apps/examples/ring
+apps_examples_hello_SOURCES = apps/examples/hello.c
+apps_examples_hello_LDADD = librrt.la
+apps_examples_ring_SOURCES = apps/examples/ring.c
+apps_examples_ring_LDADD = librrt.la
+rrtexamplesdir = $(pkgdatadir)/examples
+rrtexamples_DATA = apps/examples/hello.c apps/examples/ring.c
+
+# ---- compiler wrappers --------------------------------------------------------------------------
+# Generated at make time (configure.ac stays as it is) from one template, with the configured
+# directories; `make install DESTDIR=...` and moved trees are handled inside the script.
+bin_SCRIPTS += apps/rrtcc apps/rrtcxx
+CLEANFILES += apps/rrtcc apps/rrtcxx
+EXTRA_DIST += apps/wrapper.in
+apps_wrapper_edit = sed -e 's|@prefix[@]|$(prefix)|g' -e 's|@bindir[@]|$(bindir)|g' \
+	-e 's|@includedir[@]|$(includedir)|g' -e 's|@libdir[@]|$(libdir)|g'
+
+apps/rrtcc: $(srcdir)/apps/wrapper.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) apps && $(apps_wrapper_edit) -e 's|@NAME[@]|rrtcc|g' \
+	  -e 's|@COMPILER[@]|$(CC)|g' -e 's|@ENVVAR[@]|RRT_CC|g' $(srcdir)/apps/wrapper.in >$@.tmp && \
+	  chmod +x $@.tmp && mv -f $@.tmp $@
+apps/rrtcxx: $(srcdir)/apps/wrapper.in Makefile
+	$(AM_V_GEN)$(MKDIR_P) apps && $(apps_wrapper_edit) -e 's|@NAME[@]|rrtcxx|g' \
+	  -e 's|@COMPILER[@]|$(CXX)|g' -e 's|@ENVVAR[@]|RRT_CXX|g' $(srcdir)/apps/wrapper.in >$@.tmp && \
+	  chmod +x $@.tmp && mv -f $@.tmp $@
+
+TESTS += apps/test_wrappers.sh
+EXTRA_DIST += apps/test_wrappers.sh
+
+# ---- bench/: the comparison with Open MPI and MPICH (run by hand, never by make check) ----------
+EXTRA_DIST += bench/compare bench/mpi
