@@ -1,1 +1,67 @@
-# tests/mp: targets of this folder (see tests/local.mk)
+# tests/mp: the multi-process point-to-point suite (see tests/local.mk).
+# Programs are plain C against the public API, started through rrun (or directly, or under
+# Open MPI's mpirun) by run_testlist.sh from declarative lists: one line = program, ranks,
+# environment. Each list is one automake test. -no-install: real binaries, not libtool
+# wrapper scripts, so every launcher execs the same ELF file.
+MP_TESTS_PROGS = \
+	tests/mp/p2p_sizes tests/mp/p2p_self tests/mp/p2p_anysource tests/mp/p2p_nonblocking \
+	tests/mp/p2p_ssend tests/mp/p2p_order tests/mp/p2p_comm tests/mp/p2p_probe \
+	tests/mp/p2p_cancel tests/mp/p2p_completion tests/mp/p2p_sendrecv tests/mp/p2p_datatype \
+	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal
+check_PROGRAMS += $(MP_TESTS_PROGS)
+MP_LDADD = librrt.la
+MP_LDFLAGS = $(AM_LDFLAGS) -no-install
+MP_SRC_COMMON = tests/mp/mp_util.h
+
+tests_mp_p2p_sizes_SOURCES = tests/mp/p2p_sizes.c $(MP_SRC_COMMON)
+tests_mp_p2p_sizes_LDADD = $(MP_LDADD)
+tests_mp_p2p_sizes_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_self_SOURCES = tests/mp/p2p_self.c $(MP_SRC_COMMON)
+tests_mp_p2p_self_LDADD = $(MP_LDADD)
+tests_mp_p2p_self_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_anysource_SOURCES = tests/mp/p2p_anysource.c $(MP_SRC_COMMON)
+tests_mp_p2p_anysource_LDADD = $(MP_LDADD)
+tests_mp_p2p_anysource_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_nonblocking_SOURCES = tests/mp/p2p_nonblocking.c $(MP_SRC_COMMON)
+tests_mp_p2p_nonblocking_LDADD = $(MP_LDADD)
+tests_mp_p2p_nonblocking_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_ssend_SOURCES = tests/mp/p2p_ssend.c $(MP_SRC_COMMON)
+tests_mp_p2p_ssend_LDADD = $(MP_LDADD)
+tests_mp_p2p_ssend_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_order_SOURCES = tests/mp/p2p_order.c $(MP_SRC_COMMON)
+tests_mp_p2p_order_LDADD = $(MP_LDADD)
+tests_mp_p2p_order_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_comm_SOURCES = tests/mp/p2p_comm.c $(MP_SRC_COMMON)
+tests_mp_p2p_comm_LDADD = $(MP_LDADD)
+tests_mp_p2p_comm_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_probe_SOURCES = tests/mp/p2p_probe.c $(MP_SRC_COMMON)
+tests_mp_p2p_probe_LDADD = $(MP_LDADD)
+tests_mp_p2p_probe_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_cancel_SOURCES = tests/mp/p2p_cancel.c $(MP_SRC_COMMON)
+tests_mp_p2p_cancel_LDADD = $(MP_LDADD)
+tests_mp_p2p_cancel_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_completion_SOURCES = tests/mp/p2p_completion.c $(MP_SRC_COMMON)
+tests_mp_p2p_completion_LDADD = $(MP_LDADD)
+tests_mp_p2p_completion_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_sendrecv_SOURCES = tests/mp/p2p_sendrecv.c $(MP_SRC_COMMON)
+tests_mp_p2p_sendrecv_LDADD = $(MP_LDADD)
+tests_mp_p2p_sendrecv_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_datatype_SOURCES = tests/mp/p2p_datatype.c $(MP_SRC_COMMON)
+tests_mp_p2p_datatype_LDADD = $(MP_LDADD)
+tests_mp_p2p_datatype_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_errors_SOURCES = tests/mp/p2p_errors.c $(MP_SRC_COMMON)
+tests_mp_p2p_errors_LDADD = $(MP_LDADD)
+tests_mp_p2p_errors_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_singleton_SOURCES = tests/mp/p2p_singleton.c $(MP_SRC_COMMON)
+tests_mp_p2p_singleton_LDADD = $(MP_LDADD)
+tests_mp_p2p_singleton_LDFLAGS = $(MP_LDFLAGS)
+tests_mp_p2p_anytag_internal_SOURCES = tests/mp/p2p_anytag_internal.c $(MP_SRC_COMMON)
+tests_mp_p2p_anytag_internal_LDADD = $(MP_LDADD)
+tests_mp_p2p_anytag_internal_LDFLAGS = $(MP_LDFLAGS)
+
+# One automake test per list; the lists are the suite.
+MP_LISTS = tests/mp/testlist tests/mp/testlist.protocols tests/mp/testlist.errors \
+	tests/mp/testlist.launch
+TESTS += tests/mp/mp_basic.sh tests/mp/mp_protocols.sh tests/mp/mp_errors.sh tests/mp/mp_launch.sh
+EXTRA_DIST += tests/mp/run_testlist.sh tests/mp/mp_basic.sh tests/mp/mp_protocols.sh \
+	tests/mp/mp_errors.sh tests/mp/mp_launch.sh $(MP_LISTS)
