@@ -1,0 +1,13 @@
+/* mpi_allgather: the MPI twin of apps/rrt_allgather.cc (Allgather latency, OSU's method). */
+#include "mpi_common.h"
+
+static void run(const struct coll_args *a) {
+  MPI_Datatype type = mpi_type(a->dtype);
+  int n = (int)a->count;
+  mpi_check(MPI_Allgather(a->send, n, type, a->recv, n, type, MPI_COMM_WORLD), "MPI_Allgather");
+}
+
+int main(int argc, char **argv) {
+  struct coll_bench bench = {"mpi_allgather", "Allgather Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_BLOCK_PER_RANK, 0, run};
+  return mpi_coll_main(argc, argv, bench);
+}
