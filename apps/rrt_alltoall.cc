@@ -15,6 +15,12 @@ void run(const coll_args* a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll_bench bench{"rrt_alltoall", rrt::apps::title("All-to-All Latency Test"), BENCH_COLL, COLL_BLOCK_PER_RANK, COLL_BLOCK_PER_RANK, 0, run};
+  coll_bench bench{"rrt_alltoall",
+                   rrt::apps::title("All-to-All Latency Test"),
+                   BENCH_COLL,
+                   COLL_BLOCK_PER_RANK,
+                   COLL_BLOCK_PER_RANK,
+                   0,
+                   run};
   return rrt::apps::collMain(argc, argv, bench);
 }

@@ -5,13 +5,17 @@ using rrt::apps::check;
 
 namespace {
 
-void run(const coll_args*) {
-  check(rrt_barrier(RRT_COMM_WORLD), "rrt_barrier");
-}
+void run(const coll_args*) { check(rrt_barrier(RRT_COMM_WORLD), "rrt_barrier"); }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll_bench bench{"rrt_barrier", rrt::apps::title("Barrier Latency Test"), BENCH_BARRIER, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
+  coll_bench bench{"rrt_barrier",
+                   rrt::apps::title("Barrier Latency Test"),
+                   BENCH_BARRIER,
+                   COLL_ONE_BLOCK,
+                   COLL_ONE_BLOCK,
+                   0,
+                   run};
   return rrt::apps::collMain(argc, argv, bench);
 }

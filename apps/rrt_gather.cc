@@ -15,6 +15,12 @@ void run(const coll_args* a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll_bench bench{"rrt_gather", rrt::apps::title("Gather Latency Test"), BENCH_COLL, COLL_ONE_BLOCK, COLL_BLOCK_PER_RANK, 0, run};
+  coll_bench bench{"rrt_gather",
+                   rrt::apps::title("Gather Latency Test"),
+                   BENCH_COLL,
+                   COLL_ONE_BLOCK,
+                   COLL_BLOCK_PER_RANK,
+                   0,
+                   run};
   return rrt::apps::collMain(argc, argv, bench);
 }

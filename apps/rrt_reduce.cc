@@ -14,6 +14,12 @@ void run(const coll_args* a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll_bench bench{"rrt_reduce", rrt::apps::title("Reduce Latency Test"), BENCH_COLL, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
+  coll_bench bench{"rrt_reduce",
+                   rrt::apps::title("Reduce Latency Test"),
+                   BENCH_COLL,
+                   COLL_ONE_BLOCK,
+                   COLL_ONE_BLOCK,
+                   0,
+                   run};
   return rrt::apps::collMain(argc, argv, bench);
 }

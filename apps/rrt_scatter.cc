@@ -15,6 +15,12 @@ void run(const coll_args* a) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  coll_bench bench{"rrt_scatter", rrt::apps::title("Scatter Latency Test"), BENCH_COLL, COLL_BLOCK_PER_RANK, COLL_ONE_BLOCK, 0, run};
+  coll_bench bench{"rrt_scatter",
+                   rrt::apps::title("Scatter Latency Test"),
+                   BENCH_COLL,
+                   COLL_BLOCK_PER_RANK,
+                   COLL_ONE_BLOCK,
+                   0,
+                   run};
   return rrt::apps::collMain(argc, argv, bench);
 }

@@ -21,12 +21,15 @@ static double time_size(const struct coll_runtime *rt, const struct coll_bench *
 }
 
 /* Splits count elements over the ranks as evenly as possible (the first ones get the rest). */
-static void split(size_t count, int nranks, size_t *counts) {
-  for (int r = 0; r < nranks; ++r)
+static void split(size_t count, int nranks, size_t *counts, int *int_counts) {
+  for (int r = 0; r < nranks; ++r) {
     counts[r] = count / (size_t)nranks + ((size_t)r < count % (size_t)nranks ? 1 : 0);
+    int_counts[r] = (int)counts[r];
+  }
 }
 
-int coll_main(int argc, char **argv, const struct coll_runtime *rt, const struct coll_bench *bench) {
+int coll_main(int argc, char **argv, const struct coll_runtime *rt,
+              const struct coll_bench *bench) {
   struct bench_options opts;
   char error[256] = "";
   switch (bench_parse(argc, argv, bench->kind, &opts, error, sizeof error)) {
@@ -42,7 +45,8 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt, const struct
     case BENCH_RUN: break;
   }
   if (rt->nranks < 2) {
-    if (rt->rank == 0) fprintf(stderr, "%s: this test requires at least two ranks\n", bench->program);
+    if (rt->rank == 0)
+      fprintf(stderr, "%s: this test requires at least two ranks\n", bench->program);
     return 1;
   }
   if (!rt->dtype_supported(opts.dtype)) {
@@ -59,7 +63,8 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt, const struct
   void *send = bench_alloc(send_bytes);
   void *recv = bench_alloc(recv_bytes);
   size_t *counts = calloc(np, sizeof *counts);
-  if (!send || !recv || !counts) {
+  int *int_counts = calloc(np, sizeof *int_counts);
+  if (!send || !recv || !counts || !int_counts) {
     fprintf(stderr, "%s: rank %d: out of memory\n", bench->program, rt->rank);
     rt->abort_job();
     return 1;
@@ -76,9 +81,9 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt, const struct
   size_t elem = bench_dtype_size(opts.dtype);
   size_t first = opts.kind == BENCH_COLL ? (opts.min_size ? opts.min_size : 1) : 0;
   for (size_t size = first; size <= max; size = size ? size * 2 : 1) {
-    struct coll_args args = {send, recv, size / elem, counts, opts.dtype, rt->nranks};
+    struct coll_args args = {send, recv, size / elem, counts, int_counts, opts.dtype, rt->nranks};
     if (opts.kind == BENCH_COLL && args.count == 0) continue; /* smaller than one element */
-    if (bench->split_counts) split(args.count, rt->nranks, counts);
+    if (bench->split_counts) split(args.count, rt->nranks, counts, int_counts);
     size_t iters = bench_iters(&opts, size);
     double latency = time_size(rt, bench, &args, iters, bench_skip(&opts, size));
     double min = 0.0, maxv = 0.0, sum = 0.0;
@@ -87,6 +92,7 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt, const struct
     rt->barrier();
     if (opts.kind == BENCH_BARRIER) break;
   }
+  free(int_counts);
   free(counts);
   free(recv);
   free(send);

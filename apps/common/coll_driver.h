@@ -32,8 +32,9 @@ struct coll_runtime {
 /* One call of the collective under test. */
 struct coll_args {
   void *send, *recv;
-  size_t count;         /* elements per rank (per block for the gather/scatter family) */
-  const size_t *counts; /* reduce_scatter: the per-rank counts, summing to count */
+  size_t count;          /* elements per rank (per block for the gather/scatter family) */
+  const size_t *counts;  /* reduce_scatter: the per-rank counts, summing to count */
+  const int *int_counts; /* the same as int, for MPI, so no conversion sits inside the timing */
   enum bench_dtype dtype;
   int nranks;
 };
@@ -41,12 +42,12 @@ struct coll_args {
 enum coll_blocks { COLL_ONE_BLOCK, COLL_BLOCK_PER_RANK };
 
 struct coll_bench {
-  const char *program;            /* "rrt_allreduce", for -h */
-  const char *title;              /* "rrt Allreduce Latency Test v0.1" */
-  enum bench_kind kind;           /* BENCH_COLL or BENCH_BARRIER */
-  enum coll_blocks send_blocks;   /* send buffer size: one message or one per rank */
+  const char *program;          /* "rrt_allreduce", for -h */
+  const char *title;            /* "rrt Allreduce Latency Test v0.1" */
+  enum bench_kind kind;         /* BENCH_COLL or BENCH_BARRIER */
+  enum coll_blocks send_blocks; /* send buffer size: one message or one per rank */
   enum coll_blocks recv_blocks;
-  int split_counts;               /* reduce_scatter: count is split across the ranks */
+  int split_counts; /* reduce_scatter: count is split across the ranks */
   void (*run)(const struct coll_args *args);
 };
 

@@ -44,8 +44,8 @@ int pt2pt_main(int argc, char **argv, const struct pt2pt_runtime *rt,
     /* Touch the data as OSU does, so first-touch page faults stay out of the timing. */
     memset(send, 'a', size);
     memset(recv, 'b', size);
-    struct pt2pt_args args = {send,          recv,        size, bench_iters(&opts, size),
-                              bench_skip(&opts, size), opts.window, rt->rank};
+    struct pt2pt_args args = {
+        send, recv, size, bench_iters(&opts, size), bench_skip(&opts, size), opts.window, rt->rank};
     rt->sync();
     double value = bench->measure(&args);
     if (rt->rank == 0) bench_print_pt2pt_row(size, value);

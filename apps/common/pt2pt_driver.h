@@ -28,8 +28,8 @@ struct pt2pt_args {
 #define PT2PT_ACK_BYTES 4
 
 struct pt2pt_bench {
-  const char *program; /* "rrt_latency", for -h and errors */
-  const char *title;   /* "rrt Latency Test v0.1" */
+  const char *program;  /* "rrt_latency", for -h and errors */
+  const char *title;    /* "rrt Latency Test v0.1" */
   enum bench_kind kind; /* BENCH_LATENCY or BENCH_BW */
   /* Runs skip + iters rounds on both ranks; rank 0 returns the result (us or MB/s). */
   double (*measure)(const struct pt2pt_args *args);

@@ -46,8 +46,8 @@ int main(int argc, char **argv) {
   if (rank == 0) {
     int64_t expected = laps * size;
     ok = token == expected;
-    printf("ring: %d ranks, %ld laps: token %lld, expected %lld: %s\n", size, laps, (long long)token,
-           (long long)expected, ok ? "ok" : "WRONG");
+    printf("ring: %d ranks, %ld laps: token %lld, expected %lld: %s\n", size, laps,
+           (long long)token, (long long)expected, ok ? "ok" : "WRONG");
   }
   check(rrt_finalize(), "rrt_finalize");
   return ok ? 0 : 1;

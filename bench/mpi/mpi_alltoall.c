@@ -8,6 +8,12 @@ static void run(const struct coll_args *a) {
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_alltoall", "All-to-All Latency Test", BENCH_COLL, COLL_BLOCK_PER_RANK, COLL_BLOCK_PER_RANK, 0, run};
+  struct coll_bench bench = {"mpi_alltoall",
+                             "All-to-All Latency Test",
+                             BENCH_COLL,
+                             COLL_BLOCK_PER_RANK,
+                             COLL_BLOCK_PER_RANK,
+                             0,
+                             run};
   return mpi_coll_main(argc, argv, bench);
 }

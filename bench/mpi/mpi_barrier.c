@@ -7,6 +7,7 @@ static void run(const struct coll_args *a) {
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_barrier", "Barrier Latency Test", BENCH_BARRIER, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
+  struct coll_bench bench = {
+      "mpi_barrier", "Barrier Latency Test", BENCH_BARRIER, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
   return mpi_coll_main(argc, argv, bench);
 }

@@ -6,6 +6,7 @@ static void run(const struct coll_args *a) {
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_bcast", "Broadcast Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
+  struct coll_bench bench = {
+      "mpi_bcast", "Broadcast Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
   return mpi_coll_main(argc, argv, bench);
 }

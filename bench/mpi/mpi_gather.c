@@ -8,6 +8,7 @@ static void run(const struct coll_args *a) {
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_gather", "Gather Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_BLOCK_PER_RANK, 0, run};
+  struct coll_bench bench = {
+      "mpi_gather", "Gather Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_BLOCK_PER_RANK, 0, run};
   return mpi_coll_main(argc, argv, bench);
 }

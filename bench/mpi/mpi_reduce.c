@@ -2,12 +2,13 @@
 #include "mpi_common.h"
 
 static void run(const struct coll_args *a) {
-  mpi_check(MPI_Reduce(a->send, a->recv, (int)a->count, mpi_type(a->dtype), MPI_SUM, 0,
-                       MPI_COMM_WORLD),
-            "MPI_Reduce");
+  mpi_check(
+      MPI_Reduce(a->send, a->recv, (int)a->count, mpi_type(a->dtype), MPI_SUM, 0, MPI_COMM_WORLD),
+      "MPI_Reduce");
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_reduce", "Reduce Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
+  struct coll_bench bench = {
+      "mpi_reduce", "Reduce Latency Test", BENCH_COLL, COLL_ONE_BLOCK, COLL_ONE_BLOCK, 0, run};
   return mpi_coll_main(argc, argv, bench);
 }

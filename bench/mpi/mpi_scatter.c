@@ -8,6 +8,12 @@ static void run(const struct coll_args *a) {
 }
 
 int main(int argc, char **argv) {
-  struct coll_bench bench = {"mpi_scatter", "Scatter Latency Test", BENCH_COLL, COLL_BLOCK_PER_RANK, COLL_ONE_BLOCK, 0, run};
+  struct coll_bench bench = {"mpi_scatter",
+                             "Scatter Latency Test",
+                             BENCH_COLL,
+                             COLL_BLOCK_PER_RANK,
+                             COLL_ONE_BLOCK,
+                             0,
+                             run};
   return mpi_coll_main(argc, argv, bench);
 }

@@ -74,18 +74,30 @@ constexpr rrt_datatype_t integerType() {
 template <typename T>
 constexpr rrt_datatype_t datatype() {
   using U = std::remove_cv_t<T>;
-  if constexpr (std::is_same_v<U, std::byte>) return RRT_BYTE;
-  else if constexpr (std::is_same_v<U, char>) return RRT_CHAR;
-  else if constexpr (std::is_same_v<U, bool>) return RRT_BOOL;
-  else if constexpr (std::is_integral_v<U>) return detail::integerType<sizeof(U), std::is_signed_v<U>>();
-  else if constexpr (std::is_same_v<U, float>) return RRT_FLOAT;
-  else if constexpr (std::is_same_v<U, double>) return RRT_DOUBLE;
-  else if constexpr (std::is_same_v<U, long double>) return RRT_LONG_DOUBLE;
-  else if constexpr (std::is_same_v<U, float16>) return RRT_FLOAT16;
-  else if constexpr (std::is_same_v<U, bfloat16>) return RRT_BFLOAT16;
-  else if constexpr (std::is_same_v<U, std::complex<float>>) return RRT_C_FLOAT_COMPLEX;
-  else if constexpr (std::is_same_v<U, std::complex<double>>) return RRT_C_DOUBLE_COMPLEX;
-  else static_assert(detail::kUnmapped<U>, "no rrt datatype for this element type");
+  if constexpr (std::is_same_v<U, std::byte>)
+    return RRT_BYTE;
+  else if constexpr (std::is_same_v<U, char>)
+    return RRT_CHAR;
+  else if constexpr (std::is_same_v<U, bool>)
+    return RRT_BOOL;
+  else if constexpr (std::is_integral_v<U>)
+    return detail::integerType<sizeof(U), std::is_signed_v<U>>();
+  else if constexpr (std::is_same_v<U, float>)
+    return RRT_FLOAT;
+  else if constexpr (std::is_same_v<U, double>)
+    return RRT_DOUBLE;
+  else if constexpr (std::is_same_v<U, long double>)
+    return RRT_LONG_DOUBLE;
+  else if constexpr (std::is_same_v<U, float16>)
+    return RRT_FLOAT16;
+  else if constexpr (std::is_same_v<U, bfloat16>)
+    return RRT_BFLOAT16;
+  else if constexpr (std::is_same_v<U, std::complex<float>>)
+    return RRT_C_FLOAT_COMPLEX;
+  else if constexpr (std::is_same_v<U, std::complex<double>>)
+    return RRT_C_DOUBLE_COMPLEX;
+  else
+    static_assert(detail::kUnmapped<U>, "no rrt datatype for this element type");
 }
 
 enum class Op : rrt_op_t {
@@ -267,8 +279,7 @@ class Comm {
   Status recv(Buffer&& buffer, int source = RRT_ANY_SOURCE, int tag = RRT_ANY_TAG) const {
     auto s = view(buffer);
     Status status;
-    check(rrt_recv(s.data(), s.size(), typeOf(s), source, tag, comm_, status.native()),
-          "rrt_recv");
+    check(rrt_recv(s.data(), s.size(), typeOf(s), source, tag, comm_, status.native()), "rrt_recv");
     return status;
   }
   template <typename Buffer>
@@ -302,9 +313,9 @@ class Comm {
     auto r = view(recv);
     // Only the root's receive buffer counts; elsewhere it may be empty.
     if (rank() == root) sameCount(s.size(), r.size(), "rrt_reduce");
-    check(rrt_reduce(s.data(), r.data(), s.size(), typeOf(s), static_cast<rrt_op_t>(op), root,
-                     comm_),
-          "rrt_reduce");
+    check(
+        rrt_reduce(s.data(), r.data(), s.size(), typeOf(s), static_cast<rrt_op_t>(op), root, comm_),
+        "rrt_reduce");
   }
   template <typename Send, typename Recv>
   void allreduce(const Send& send, Recv&& recv, Op op) const {
