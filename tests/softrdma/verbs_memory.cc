@@ -1,0 +1,113 @@
+// Exported verbs: protection domains and memory regions.
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+
+#include "tests/softrdma/device_caps.h"
+#include "tests/softrdma/engine.h"
+#include "tests/softrdma/objects.h"
+#include "tests/softrdma/registry.h"
+
+#undef ibv_reg_mr
+#undef ibv_reg_mr_iova
+
+using namespace rrt::tests::softrdma;
+
+namespace {
+
+constexpr int kKnownAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+                             IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC |
+                             IBV_ACCESS_ZERO_BASED | IBV_ACCESS_ON_DEMAND;
+
+// Hardware pins the pages at registration and fails with EFAULT if they are not mapped; probe
+// the first and last byte the same way the emulated NIC will later reach them.
+bool mapped(void* addr, size_t length) {
+  if (length == 0) return true;
+  char probe;
+  char* ends[2] = {static_cast<char*>(addr), static_cast<char*>(addr) + length - 1};
+  for (char* p : ends) {
+    iovec local{&probe, 1}, remote{p, 1};
+    if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != 1) return false;
+  }
+  return true;
+}
+
+ibv_mr* registerMr(ibv_pd* ibvPd, void* addr, size_t length, uint64_t iova, unsigned access) {
+  access &= ~IBV_ACCESS_OPTIONAL_RANGE;  // optional flags: ignored when unsupported, as documented
+  bool needsLocalWrite = access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC);
+  if ((access & ~kKnownAccess) || (needsLocalWrite && !(access & IBV_ACCESS_LOCAL_WRITE)) ||
+      length > kMaxMrSize) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  if (!mapped(addr, length)) {
+    errno = EFAULT;
+    return nullptr;
+  }
+  auto* mr = new Mr();
+  mr->pd = reinterpret_cast<Pd*>(ibvPd);
+  mr->access = static_cast<int>(access);
+  mr->iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+  mr->ibv.context = ibvPd->context;
+  mr->ibv.pd = ibvPd;
+  mr->ibv.addr = addr;
+  mr->ibv.length = length;
+  uint32_t key = Registry::instance().allocKey();
+  mr->ibv.lkey = mr->ibv.rkey = mr->ibv.handle = key;
+  Engine& engine = Engine::get();
+  std::lock_guard<std::mutex> guard(engine.lock_);
+  engine.mrs_[key] = mr;
+  ++mr->pd->users;
+  return &mr->ibv;
+}
+
+}  // namespace
+
+extern "C" {
+
+ibv_pd* ibv_alloc_pd(ibv_context* context) {
+  static uint32_t handles = 0;
+  auto* pd = new Pd();
+  pd->ibv.context = context;
+  pd->ibv.handle = __atomic_add_fetch(&handles, 1, __ATOMIC_RELAXED);
+  return &pd->ibv;
+}
+
+int ibv_dealloc_pd(ibv_pd* ibvPd) {
+  auto* pd = reinterpret_cast<Pd*>(ibvPd);
+  {
+    std::lock_guard<std::mutex> guard(Engine::get().lock_);
+    if (pd->users > 0) return EBUSY;
+  }
+  delete pd;
+  return 0;
+}
+
+ibv_mr* ibv_reg_mr(ibv_pd* pd, void* addr, size_t length, int access) {
+  return registerMr(pd, addr, length, reinterpret_cast<uintptr_t>(addr),
+                    static_cast<unsigned>(access));
+}
+
+ibv_mr* ibv_reg_mr_iova(ibv_pd* pd, void* addr, size_t length, uint64_t iova, int access) {
+  return registerMr(pd, addr, length, iova, static_cast<unsigned>(access));
+}
+
+ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, unsigned access) {
+  return registerMr(pd, addr, length, iova, access);
+}
+
+int ibv_dereg_mr(ibv_mr* ibvMr) {
+  auto* mr = reinterpret_cast<Mr*>(ibvMr);
+  Engine& engine = Engine::get();
+  {
+    std::lock_guard<std::mutex> guard(engine.lock_);
+    engine.mrs_.erase(ibvMr->lkey);
+    --mr->pd->users;
+  }
+  delete mr;
+  return 0;
+}
+
+}  // extern "C"
