@@ -1,0 +1,1 @@
+# tests/mpi: MPI programs (see runtime/mpi/local.mk)
