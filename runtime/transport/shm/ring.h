@@ -17,15 +17,16 @@
 // first publishes a skip record covering the rest of the ring and starts over at cell 0.
 //
 // Invariant that makes a single flag word enough: the first word of every free cell is 0. The
-// ring starts zeroed (ftruncate), and the consumer zeroes the first word of every cell a record
-// occupied before it hands the cells back (publishes its tail). So the consumer never mistakes
+// ring starts zeroed (ftruncate), and the consumer zeroes the first word of every cell it
+// consumed before it hands the cells back (publishes its tail). So the consumer never mistakes
 // stale payload bytes from an earlier lap for a record header. Zeroing costs one store per 64
-// bytes on lines the consumer just read, and the producer's next write needs that line anyway.
+// bytes, and the producer's next write needs that line back anyway.
 //
 // head and tail count cells ever published / consumed (64-bit, never wrap in practice).
 // The producer keeps a cached copy of tail and reloads it only when the ring looks full, so the
-// consumer's line does not bounce on every message. The consumer publishes its tail after a
-// quarter of the ring was consumed and at the end of every drain() call.
+// consumer's line does not bounce on every message. The consumer hands cells back (zeroes and
+// publishes) after a quarter of the ring was consumed, and whenever it finds the ring empty
+// (idle()), so a producer waiting for room always gets it while the consumer keeps polling.
 //
 // Threading: push() from the one producer process, drain() from the one consumer process.
 // Nothing here allocates, locks or makes a system call.
@@ -163,53 +164,60 @@ class RingConsumer {
   bool ready() const { return wordAt(tail_ & (nCells_ - 1))->load(std::memory_order_relaxed); }
 
   // Hands up to maxRecords data records to deliver(id, data, len), in order, straight from the
-  // ring; data is valid only during the call. Returns how many were delivered, or -1 when the
+  // ring; data is valid only during the call. A call that finds the ring empty also does
+  // idle(). Returns how many were delivered, or -1 when the
   // ring holds a record that cannot be valid (a corrupt or hostile producer; nothing is
   // delivered after it and the ring stays stuck).
   template <typename Deliver>
   int drain(int maxRecords, Deliver&& deliver) {
     int n = 0;
-    uint64_t tail = tail_;
     while (n < maxRecords) {
-      const uint64_t pos = tail & (nCells_ - 1);
-      std::atomic<uint64_t>* w = wordAt(pos);
-      const uint64_t word = w->load(std::memory_order_acquire);
-      if (word == 0) break;
+      const uint64_t pos = tail_ & (nCells_ - 1);
+      const uint64_t word = wordAt(pos)->load(std::memory_order_acquire);
+      if (word == 0) {
+        if (n == 0) idle();
+        break;
+      }
       uint64_t cells;
       if (recordType(word) == kRecordData) {
         const uint32_t len = recordLen(word);
         cells = recordCells(len);
-        if (__builtin_expect(pos + cells > nCells_, 0)) return fail(tail, n);
+        if (__builtin_expect(pos + cells > nCells_, 0)) return fail(n);
         deliver(recordId(word), cells_ + (pos << kCellShift) + kRecordHeaderBytes,
                 static_cast<size_t>(len));
         ++n;
-        // Restore the invariant: the first word of each freed cell is 0.
-        for (uint64_t c = 1; c < cells; ++c) wordAt(pos + c)->store(0, std::memory_order_relaxed);
       } else if (recordType(word) == kRecordSkip) {
-        cells = nCells_ - pos;  // only the first cell was written
+        cells = nCells_ - pos;
       } else {
-        return fail(tail, n);
+        return fail(n);
       }
-      w->store(0, std::memory_order_relaxed);
-      tail += cells;
-      tail_ = tail;
-      if (tail - published_ >= (nCells_ >> 2)) publish();
+      tail_ += cells;
+      if (tail_ - published_ >= (nCells_ >> 2)) release();
     }
-    if (tail_ != published_) publish();
     return n;
+  }
+
+  // Called when the ring was found empty: hands consumed cells back to the producer. Doing it
+  // here rather than right after each record keeps the zeroing stores (which must take the
+  // lines back from the producer) off the latency path of the next reply we send.
+  void idle() {
+    if (tail_ != published_) release();
   }
 
  private:
   std::atomic<uint64_t>* wordAt(uint64_t pos) const {
     return reinterpret_cast<std::atomic<uint64_t>*>(cells_ + (pos << kCellShift));
   }
-  void publish() {
+  // Zeroes the first word of every consumed cell (the invariant), then publishes the tail; the
+  // release store orders the zeroing before it.
+  void release() {
+    for (uint64_t c = published_; c != tail_; ++c)
+      wordAt(c & (nCells_ - 1))->store(0, std::memory_order_relaxed);
     published_ = tail_;
-    ctl_->tail.store(tail_, std::memory_order_release);  // orders the zeroing stores before it
+    ctl_->tail.store(tail_, std::memory_order_release);
   }
-  int fail(uint64_t tail, int delivered) {
-    tail_ = tail;
-    if (tail_ != published_) publish();
+  int fail(int delivered) {
+    idle();
     return delivered > 0 ? delivered : -1;
   }
 

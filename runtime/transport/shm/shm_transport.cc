@@ -127,7 +127,11 @@ class ShmTransport final : public Transport {
     polling_ = true;
     int events = 0;
     for (Inbox& in : inboxes_) {
-      if (!in.rx.ready() || in.broken) continue;
+      if (!in.rx.ready()) {
+        in.rx.idle();  // hands consumed cells back now that nothing is waiting
+        continue;
+      }
+      if (__builtin_expect(in.broken, 0)) continue;
       const int n = in.rx.drain(kBatchPerRing, [this, &in](uint8_t id, const void* d, size_t len) {
         ctx_.amHandler(ctx_.handlerArg, in.src, id, d, len);
       });
