@@ -636,9 +636,21 @@ TEST_F(ShmTransportTest, Benchmark) {
   runRanks(2, [&](Rank& rk) {
     const int rank = rk.rank;
     pinTo(rank);
-    // The handler just counts: no allocation on the measured path.
+    // The handler counts messages (id 1) and copies fragments (id 2: offset, then data) into
+    // fragDst: no allocation on the measured path.
     static volatile uint64_t arrived = 0;
-    rk.ctx.amHandler = [](void*, int, AmId, const void*, size_t) { arrived = arrived + 1; };
+    static volatile size_t fragBytes = 0;
+    static uint8_t* fragDst = nullptr;
+    rk.ctx.amHandler = [](void*, int, AmId id, const void* d, size_t len) {
+      if (id == 2) {
+        uint64_t off;
+        memcpy(&off, d, 8);
+        memcpy(fragDst + off, static_cast<const uint8_t*>(d) + 8, len - 8);
+        fragBytes = fragBytes + (len - 8);
+      } else {
+        arrived = arrived + 1;
+      }
+    };
     CHILD_CHECK(rk.wireUp() == Status::Ok);
     constexpr int kIters = 200000, kRuns = 7;
     const uint64_t payload = 0x1234;
@@ -707,6 +719,64 @@ TEST_F(ShmTransportTest, Benchmark) {
         }
         std::sort(bw.begin(), bw.end());
         rk.sh->result[1] = bw[3];
+      }
+      rk.barrier(false);
+    }
+    // Rendezvous-sized transfers rank 0 -> rank 1, per transfer: by copies through the ring
+    // (fragments of maxAm, copied out by the receiver's handler, then an ack) and by CMA (an
+    // 8-byte request, the receiver's get, then an ack). Tells where CMA starts to pay.
+    if (rk.t->caps().flags & kGetZcopy) {
+      constexpr size_t kMax = 4u << 20;
+      std::vector<uint8_t> src(kMax, 3), dst(kMax, 0);
+      fragDst = dst.data();
+      rk.sh->word[rank][2] = reinterpret_cast<uint64_t>(src.data());
+      rk.barrier(false);
+      const size_t frag = rk.t->caps().maxAm - 8;
+      for (size_t sz : {size_t{8} << 10, size_t{16} << 10, size_t{32} << 10, size_t{64} << 10,
+                        size_t{128} << 10, size_t{256} << 10, size_t{1} << 20, size_t{4} << 20}) {
+        const int reps = static_cast<int>(std::max<size_t>(20, (32u << 20) / sz));
+        double best[2] = {0, 0};
+        for (int mode = 0; mode < 2; ++mode) {
+          std::vector<double> us;
+          for (int run = 0; run < 5; ++run) {
+            rk.barrier(false);
+            arrived = 0;
+            fragBytes = 0;
+            rk.barrier(false);
+            auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < reps; ++i) {
+              if (rank == 0) {
+                if (mode == 0) {
+                  for (uint64_t off = 0; off < sz; off += frag) {
+                    const size_t n = std::min<size_t>(frag, sz - off);
+                    while (rk.t->amSend(1, 2, &off, 8, src.data() + off, n) != Status::Ok)
+                      rk.t->progress();
+                  }
+                } else {
+                  while (rk.t->amSend(1, 1, &sz, 8, nullptr, 0) != Status::Ok) rk.t->progress();
+                }
+                while (arrived <= static_cast<uint64_t>(i)) rk.t->progress();
+              } else {
+                if (mode == 0) {
+                  while (fragBytes < sz * (i + 1)) rk.t->progress();
+                } else {
+                  while (arrived <= static_cast<uint64_t>(i)) rk.t->progress();
+                  CHILD_CHECK(rk.t->get(0, dst.data(), sz, nullptr, rk.sh->word[0][2], nullptr, 0,
+                                        nullptr) == Status::Ok);
+                }
+                while (rk.t->amSend(0, 1, &sz, 8, nullptr, 0) != Status::Ok) rk.t->progress();
+              }
+            }
+            us.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0)
+                             .count() / reps * 1e6);
+          }
+          std::sort(us.begin(), us.end());
+          best[mode] = us[2];
+        }
+        if (rank == 0)
+          printf("shm transfer %7zu B: ring copy %8.2f us (%6.0f MB/s), CMA get %8.2f us "
+                 "(%6.0f MB/s)\n",
+                 sz, best[0], sz / best[0], best[1], sz / best[1]);
       }
       rk.barrier(false);
     }
