@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "tests/softrdma/cq.h"
 #include "tests/softrdma/die.h"
 #include "tests/softrdma/requester.h"
 #include "tests/softrdma/responder.h"
@@ -26,6 +27,8 @@ int64_t nowNs() {
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+thread_local bool tProgressThread = false;
 
 std::mutex gLifecycle;
 Engine* gEngine = nullptr;
@@ -140,6 +143,20 @@ void Engine::flush() {
     it = out.empty() ? outbox_.erase(it) : std::next(it);
   }
   for (const std::vector<char>& packets : gone) peerGone(packets);
+  if (!outbox_.empty()) {
+    wake();  // the progress thread retries
+    return;
+  }
+  for (const Deferred& d : deferred_) pushCompletion(*d.cq, d.wc, d.solicited);
+  deferred_.clear();
+}
+
+void Engine::wake() {
+  if (tProgressThread) return;  // it recomputes its deadlines anyway
+  uint64_t one = 1;
+  if (write(wakeFd_, &one, sizeof one) < 0) {
+    // EAGAIN: the counter is already non-zero, a wake-up is pending
+  }
 }
 
 void Engine::peerGone(const std::vector<char>& packets) {
@@ -193,10 +210,13 @@ void Engine::pollFromApplication() {
   engine->lastApplicationPoll_.store(nowNs(), std::memory_order_relaxed);
   if (!engine->lock_.try_lock()) return;
   engine->drain();
+  requesterRunTimers(*engine, std::chrono::steady_clock::now());
+  engine->flush();
   engine->lock_.unlock();
 }
 
 void Engine::progressLoop() {
+  tProgressThread = true;
   pollfd fds[2] = {{socket_, POLLIN, 0}, {wakeFd_, POLLIN, 0}};
   using Clock = std::chrono::steady_clock;
   for (;;) {

@@ -45,6 +45,18 @@ class Engine {
   void send(pid_t pid, const PacketHeader& header, const WireSge* sges);
   // Sends what is queued; a full peer socket keeps the rest for the progress thread.
   void flush();
+  // Makes the progress thread recompute its deadlines (a timer armed by another thread).
+  void wake();
+  // Queues a completion; flush() makes it visible once the packets queued before it (the ACK
+  // of a receive, the NAK of an error) have left, as a NIC acknowledges before it completes:
+  // an application may exit as soon as it sees the completion.
+  void complete(Cq& cq, const ibv_wc& wc, bool solicited) { deferred_.push_back({&cq, wc, solicited}); }
+  // Drops queued completions of a CQ being destroyed.
+  void forgetCq(Cq* cq) {
+    for (size_t i = 0; i < deferred_.size();)
+      if (deferred_[i].cq == cq) deferred_.erase(deferred_.begin() + static_cast<long>(i));
+      else ++i;
+  }
   Mr* findMr(uint32_t key) const {
     auto it = mrs_.find(key);
     return it == mrs_.end() ? nullptr : it->second;
@@ -70,6 +82,12 @@ class Engine {
   std::chrono::microseconds spin_;
   std::map<pid_t, std::vector<char>> outbox_;
   std::vector<char> buffer_;  // one datagram being dispatched
+  struct Deferred {
+    Cq* cq;
+    ibv_wc wc;
+    bool solicited;
+  };
+  std::vector<Deferred> deferred_;
   std::atomic<int64_t> lastApplicationPoll_{0};  // steady_clock nanoseconds
   std::thread thread_;
 };

@@ -153,7 +153,7 @@ void enterError(Engine& engine, Qp& qp) {
     wc.status = IBV_WC_WR_FLUSH_ERR;
     wc.opcode = IBV_WC_SEND;
     wc.qp_num = qp.qpn();
-    pushCompletion(*qp.sendCq, wc, false);
+    engine.complete(*qp.sendCq, wc, false);
   }
   qp.sqNext_ = qp.sqHead_;
   for (const RecvWqe& r : qp.rq_) {
@@ -162,7 +162,7 @@ void enterError(Engine& engine, Qp& qp) {
     wc.status = IBV_WC_WR_FLUSH_ERR;
     wc.opcode = IBV_WC_RECV;
     wc.qp_num = qp.qpn();
-    pushCompletion(*qp.recvCq, wc, false);
+    engine.complete(*qp.recvCq, wc, false);
   }
   qp.rq_.clear();
   if (qp.srq && !wasError) postAsyncEvent(*qp.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, &qp.ibv);

@@ -59,7 +59,7 @@ Clock::duration rnrDelay(uint32_t code) {
   return std::chrono::microseconds(kMicros[code & 31]);
 }
 
-void completeSend(Qp& qp, const SendWqe& w, ibv_wc_status status) {
+void completeSend(Engine& engine, Qp& qp, const SendWqe& w, ibv_wc_status status) {
   if (status == IBV_WC_SUCCESS && !w.signaled) return;
   ibv_wc wc{};
   wc.wr_id = w.wrId;
@@ -67,12 +67,12 @@ void completeSend(Qp& qp, const SendWqe& w, ibv_wc_status status) {
   wc.opcode = wcOpcode(w.opcode);
   wc.qp_num = qp.qpn();
   if (status == IBV_WC_SUCCESS && writesLocal(w.opcode)) wc.byte_len = static_cast<uint32_t>(w.length);
-  pushCompletion(*qp.sendCq, wc, false);
+  engine.complete(*qp.sendCq, wc, false);
 }
 
 // Completes the oldest WQE with an error; the QP then enters ERR and flushes the rest.
 void failHead(Engine& engine, Qp& qp, ibv_wc_status status) {
-  completeSend(qp, qp.slot(qp.sqHead_), status);
+  completeSend(engine, qp, qp.slot(qp.sqHead_), status);
   ++qp.sqHead_;
   enterError(engine, qp);
 }
@@ -221,7 +221,7 @@ void requesterHandleAck(Engine& engine, const PacketHeader& ack) {
   switch (ack.syndrome) {
     case Syndrome::kAck:
       if (ack.psn != head.psn) return;
-      completeSend(qp, head, IBV_WC_SUCCESS);
+      completeSend(engine, qp, head, IBV_WC_SUCCESS);
       ++qp.sqHead_;
       qp.rnrRetryLeft_ = qp.attr.rnr_retry;
       qp.retryLeft_ = qp.attr.retry_cnt;
@@ -236,6 +236,7 @@ void requesterHandleAck(Engine& engine, const PacketHeader& ack) {
       qp.sqNext_ = qp.sqHead_;  // go back: the responder drops what follows
       qp.rnrWaiting_ = true;
       qp.rnrDeadline_ = Clock::now() + rnrDelay(ack.rnrTimer);
+      engine.wake();
       return;
     case Syndrome::kSeqNak:
       for (uint64_t pos = qp.sqHead_; pos < qp.sqNext_; ++pos) {

@@ -48,7 +48,7 @@ char* checkRkey(Engine& engine, const Qp& qp, const PacketHeader& h, int access,
   return mr->translate(h.raddr, length);
 }
 
-void completeRecv(Qp& qp, const RecvWqe& r, const PacketHeader& h, ibv_wc_status status,
+void completeRecv(Engine& engine, Qp& qp, const RecvWqe& r, const PacketHeader& h, ibv_wc_status status,
                   ibv_wc_opcode opcode) {
   ibv_wc wc{};
   wc.wr_id = r.wrId;
@@ -64,7 +64,7 @@ void completeRecv(Qp& qp, const RecvWqe& r, const PacketHeader& h, ibv_wc_status
     }
     wc.wc_flags |= IBV_WC_GRH;  // RoCE: every packet carries a GRH
   }
-  pushCompletion(*qp.recvCq, wc, (h.flags & kFlagSolicited) != 0);
+  engine.complete(*qp.recvCq, wc, (h.flags & kFlagSolicited) != 0);
 }
 
 // Takes the next receive WQE (SRQ or own queue); false if none is posted.
@@ -104,7 +104,7 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
         Mr* mr = engine.findMr(s.lkey);
         char* p = mr ? mr->translate(s.addr, s.length) : nullptr;
         if (!p || mr->pd != pd || !(mr->access & IBV_ACCESS_LOCAL_WRITE)) {
-          completeRecv(qp, r, h, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV);
+          completeRecv(engine, qp, r, h, IBV_WC_LOC_PROT_ERR, IBV_WC_RECV);
           return Syndrome::kRemOpNak;
         }
         size_t n = left < s.length ? left : s.length;
@@ -112,14 +112,14 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
         left -= n;
       }
       if (h.length > capacity) {
-        completeRecv(qp, r, h, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV);
+        completeRecv(engine, qp, r, h, IBV_WC_LOC_LEN_ERR, IBV_WC_RECV);
         return Syndrome::kRemInvReqNak;
       }
       if (!cmaRead(h.srcPid, local.data(), local.size(), remote.data(), remote.size())) {
-        completeRecv(qp, r, h, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV);
+        completeRecv(engine, qp, r, h, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV);
         return Syndrome::kRemOpNak;
       }
-      completeRecv(qp, r, h, IBV_WC_SUCCESS, IBV_WC_RECV);
+      completeRecv(engine, qp, r, h, IBV_WC_SUCCESS, IBV_WC_RECV);
       return Syndrome::kAck;
     }
     case PacketOp::kWrite: {
@@ -134,7 +134,7 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
       if (needsRecv) {
         RecvWqe r;
         takeRecv(qp, &r);
-        completeRecv(qp, r, h, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM);
+        completeRecv(engine, qp, r, h, IBV_WC_SUCCESS, IBV_WC_RECV_RDMA_WITH_IMM);
       }
       return Syndrome::kAck;
     }

@@ -46,7 +46,9 @@ int postSendOp(ibv_qp* qp, ibv_send_wr* wr, ibv_send_wr** badWr) {
 int postRecvOp(ibv_qp* qp, ibv_recv_wr* wr, ibv_recv_wr** badWr) {
   Engine& engine = Engine::get();
   std::lock_guard<std::mutex> guard(engine.lock_);
-  return responderPostRecv(engine, asQp(qp), wr, badWr);
+  int rc = responderPostRecv(engine, asQp(qp), wr, badWr);
+  engine.flush();  // flush completions of a QP in ERR
+  return rc;
 }
 
 int postSrqRecvOp(ibv_srq* srq, ibv_recv_wr* wr, ibv_recv_wr** badWr) {
@@ -115,6 +117,7 @@ int ibv_destroy_cq(ibv_cq* ibvCq) {
     std::lock_guard<std::mutex> guard(Engine::get().lock_);
     if (cq.users_ > 0) return EBUSY;
     if (cq.channel_) --cq.channel_->cqs;
+    Engine::get().forgetCq(&cq);
   }
   cqDied(&cq);
   // As libibverbs: wait until every event handed out has been acknowledged.
