@@ -12,7 +12,8 @@
 #             ompi: mpirun.openmpi --allow-run-as-root --oversubscribe -n NPROCS (skipped if absent)
 #   timeout   seconds for this line (default $MP_TIMEOUT or 120)
 # '#' starts a comment. A line passes when the launcher exits 0, the output has
-# "PASS NAME" and no line starting with "FAIL". Prints "N passed, N failed, N skipped";
+# "PASS NAME" and no line starting with "FAIL"; it is skipped when the program printed
+# "SKIP NAME: reason" and exited 0, or the launcher is absent (ompi). Prints "N passed, N failed, N skipped";
 # exits 1 on any failure, 77 when everything was skipped, else 0.
 # -v prints every test's output; -k runs only lines whose text matches REGEX.
 set -u
@@ -84,6 +85,12 @@ run_line() {
   timeout -k 10 $((tmo + 30)) "${cmd[@]}" >"$out" 2>&1 </dev/null
   rc=$?
   local secs=$((SECONDS - start)) why=
+  # A program may decline to run ("SKIP NAME: reason" and exit 0), e.g. when a part of rrt it
+  # needs is not built yet.
+  if [ $rc -eq 0 ] && grep -q "^SKIP $name\\b" "$out" && ! grep -q '^FAIL' "$out"; then
+    echo "SKIP: $label: $(grep -m1 "^SKIP $name" "$out" | sed "s/^SKIP $name:* *//")"
+    return 77
+  fi
   if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then why="timed out after ${secs}s"
   elif [ $rc -ne 0 ]; then why="exit code $rc"
   elif grep -q '^FAIL' "$out"; then why="a rank reported FAIL"
