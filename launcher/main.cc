@@ -1,0 +1,105 @@
+// rrun: starts N ranks of a program on this node as one PMIx job and forwards their I/O.
+//
+// main only validates the command line and prepares the process (stdio, signals, environment,
+// cleanup helper); the job itself runs in LocalJob. A multi-node launch (--host/--hostfile, or
+// under Slurm) would branch after option parsing: build a multi-node JobMap, start one server per
+// node (each running a LocalJob for its share of the ranks) and exchange fence data between them
+// in PmixServer::answerFence / answerDirectModex.
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "launcher/cleanup_guard.h"
+#include "launcher/exec_path.h"
+#include "launcher/job_files.h"
+#include "launcher/local_job.h"
+#include "launcher/options.h"
+#include "launcher/rank_env.h"
+#include "rrt_config.h"
+
+extern char** environ;
+
+namespace {
+
+constexpr int kUsageExitCode = 2;
+constexpr int kLaunchFailedExitCode = 1;
+
+// Fds 0-2 must exist, or a pipe could take their numbers and be clobbered by dup2 in the child.
+void ensureStdio() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) < 0) {
+      int null = open("/dev/null", O_RDWR);
+      if (null >= 0 && null != fd) {
+        dup2(null, fd);
+        close(null);
+      }
+    }
+  }
+}
+
+int usageError(const std::string& message) {
+  std::fprintf(stderr, "rrun: %s\n%s", message.c_str(), rrt::launcher::usageText().c_str());
+  return kUsageExitCode;
+}
+
+// Outer PMIx settings must not reach this server either; our own store choice goes to the ranks.
+void cleanOwnEnvironment() {
+  std::vector<std::string> stale;
+  for (char** p = environ; *p; ++p) {
+    std::string entry = *p;
+    std::string name = entry.substr(0, entry.find('='));
+    if (rrt::launcher::isStalePmixVariable(name)) stale.push_back(name);
+  }
+  for (const auto& name : stale) unsetenv(name.c_str());
+  setenv("PMIX_MCA_gds", "hash", 0);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace rrt::launcher;
+  ensureStdio();
+  ParseResult parsed = parseOptions(argc, argv);
+  switch (parsed.outcome) {
+    case ParseOutcome::Help:
+      std::fputs(usageText().c_str(), stdout);
+      return 0;
+    case ParseOutcome::Version:
+      std::printf("rrun (rrt) %s\n", PACKAGE_VERSION);
+      return 0;
+    case ParseOutcome::Error:
+      return usageError(parsed.error);
+    case ParseOutcome::Run:
+      break;
+  }
+  ResolvedProgram program = resolveProgram(parsed.options.app[0], std::getenv("PATH"));
+  if (!program.ok) return usageError(program.error);
+
+  LocalJobConfig config;
+  config.options = parsed.options;
+  config.program = program.path;
+  config.nspace = makeNamespace();
+  config.tmpdir = makeTempDir("rrun." + std::to_string(getpid()));
+  if (config.tmpdir.empty()) {
+    std::perror("rrun: cannot create a temporary directory");
+    return kLaunchFailedExitCode;
+  }
+  config.baseEnv = buildRankEnv(environ, config.options.env);
+
+  // Before any thread exists: the helper (a fork) and the signal mask (inherited by PMIx).
+  signal(SIGPIPE, SIG_IGN);
+  CleanupGuard guard(jobIdFromNamespace(config.nspace), config.tmpdir, argc, argv);
+  sigset_t mask = loopSignals();
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  cleanOwnEnvironment();
+
+  int code = runLocalJob(config, &guard);
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // PMIx threads may linger after a bounded shutdown: skip static destructors and atexit.
+  _exit(code);
+}

@@ -1,0 +1,42 @@
+// Options: rrun's command line, parsed into plain data.
+//
+// parseOptions never exits and never prints: it returns either the options or an error message
+// (and whether --help / --version was asked for). main decides what to print and which exit code
+// to use. The application is not resolved here (see exec_path.h).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace rrt::launcher {
+
+enum class Binding { None, Core };
+
+struct Options {
+  int nprocs = 0;
+  bool tagOutput = false;
+  double timeoutSeconds = 0;  // 0: no timeout
+  Binding binding = Binding::None;
+  bool oversubscribe = false;  // accepted; oversubscription is always allowed (see README)
+  // Variables to set in the ranks' environment, in command-line order: -x VAR copies the
+  // launcher's value, -x VAR=VALUE and --env VAR=VALUE set one.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> app;  // program and its arguments
+};
+
+enum class ParseOutcome { Run, Help, Version, Error };
+
+struct ParseResult {
+  ParseOutcome outcome = ParseOutcome::Error;
+  Options options;
+  std::string error;  // set when outcome == Error
+};
+
+// argv[0] is skipped. Options end at the first argument that does not start with '-' or at "--".
+ParseResult parseOptions(int argc, const char* const argv[]);
+
+// The usage text, for --help (stdout) and after errors (stderr).
+std::string usageText();
+
+}  // namespace rrt::launcher
