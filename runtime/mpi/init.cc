@@ -20,10 +20,10 @@ int start(int* argc, char*** argv, const char* fn) {
   int flag = 0;
   rrt_initialized(&flag);
   if (flag) return raise(MPI_COMM_WORLD, MPI_ERR_OTHER, fn);  // MPI may be initialized once
-  typesInit();
-  opsInit();
   int rc = rrt_init(argc, argv);
   if (rc != RRT_SUCCESS) return fromRrt(rc);  // no communicator yet: nothing to apply
+  typesInit();  // after rrt_init: the sizes of the predefined types come from rrt
+  opsInit();
   commsInit();
   gActive = true;
   gMainThread = pthread_self();

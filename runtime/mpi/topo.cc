@@ -32,6 +32,8 @@ void coordsOf(const Topo& t, int rank, int* coords) {
 
 extern "C" {
 
+int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
+
 // Balanced factorization: prime factors of what is left, largest first, each to the free
 // dimension with the smallest product so far; free dimensions end up non-increasing.
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) {

@@ -135,8 +135,10 @@ typedef long long MPI_Count;
 
 #define MPI_BOTTOM ((void *)0)
 #define MPI_IN_PLACE ((void *)1)
-#define MPI_UNWEIGHTED ((int *)2)
-#define MPI_WEIGHTS_EMPTY ((int *)3)
+/* sentinels with real addresses (compilers warn about reads through made-up pointers) */
+extern int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
+#define MPI_UNWEIGHTED (rrt_mpi_unweighted_)
+#define MPI_WEIGHTS_EMPTY (rrt_mpi_weights_empty_)
 
 /* comparisons */
 #define MPI_IDENT 0
