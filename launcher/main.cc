@@ -27,6 +27,10 @@ namespace {
 
 constexpr int kUsageExitCode = 2;
 constexpr int kLaunchFailedExitCode = 1;
+// hwloc discovery the server does not need: PCI/IO scans, and the GL plugin (which probes X11
+// displays :0-:9 over sockets) and GPU plugins.
+constexpr const char* kServerHwlocComponents =
+    "-linuxio,-pci,-gl,-opencl,-cuda,-nvml,-rsmi,-levelzero";
 
 // Fds 0-2 must exist, or a pipe could take their numbers and be clobbered by dup2 in the child.
 void ensureStdio() {
@@ -47,7 +51,12 @@ int usageError(const std::string& message) {
 }
 
 // Outer PMIx settings must not reach this server either; our own store choice goes to the ranks.
-void cleanOwnEnvironment() {
+// The server's hwloc skips PCI/IO and device discovery (20 ms and more); the ranks'
+// environment was copied before, so they still see their NICs. PMIx 4.2.2 does not hand the
+// server's topology to its clients (they discover their own).
+// HWLOC_PLUGINS_PATH points at the (empty) private temp dir, so no plugin is dlopen'ed at all:
+// the GL and OpenCL plugins pull in X11 and OpenCL libraries and halve the server start-up.
+void cleanOwnEnvironment(const std::string& emptyDir) {
   std::vector<std::string> stale;
   for (char** p = environ; *p; ++p) {
     std::string entry = *p;
@@ -56,6 +65,8 @@ void cleanOwnEnvironment() {
   }
   for (const auto& name : stale) unsetenv(name.c_str());
   setenv("PMIX_MCA_gds", "hash", 0);
+  setenv("HWLOC_COMPONENTS", kServerHwlocComponents, 0);
+  setenv("HWLOC_PLUGINS_PATH", emptyDir.c_str(), 0);
 }
 
 }  // namespace
@@ -95,7 +106,7 @@ int main(int argc, char** argv) {
   CleanupGuard guard(jobIdFromNamespace(config.nspace), config.tmpdir, argc, argv);
   sigset_t mask = loopSignals();
   sigprocmask(SIG_BLOCK, &mask, nullptr);
-  cleanOwnEnvironment();
+  cleanOwnEnvironment(config.tmpdir);
 
   int code = runLocalJob(config, &guard);
   std::fflush(stdout);
