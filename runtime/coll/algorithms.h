@@ -1,0 +1,37 @@
+// Factories of the algorithms, one per file (<collective>_<algorithm>.cc). The registry with
+// names, flags and costs is in selection.cc.
+#pragma once
+
+#include "runtime/coll/task.h"
+
+namespace rrt::coll {
+
+#define RRT_COLL_ALGO(fn) Task* fn(proto::Comm& comm, CollArgs&& args)
+RRT_COLL_ALGO(makeBarrierDissemination);
+RRT_COLL_ALGO(makeBcastBinomial);
+RRT_COLL_ALGO(makeBcastScatterAllgather);
+RRT_COLL_ALGO(makeBcastChain);
+RRT_COLL_ALGO(makeReduceBinomial);
+RRT_COLL_ALGO(makeReduceRabenseifner);
+RRT_COLL_ALGO(makeAllreduceRecursiveDoubling);
+RRT_COLL_ALGO(makeAllreduceRabenseifner);
+RRT_COLL_ALGO(makeAllreduceRing);
+RRT_COLL_ALGO(makeAllgatherRecursiveDoubling);
+RRT_COLL_ALGO(makeAllgatherBruck);
+RRT_COLL_ALGO(makeAllgatherRing);
+RRT_COLL_ALGO(makeAlltoallBruck);
+RRT_COLL_ALGO(makeAlltoallPairwise);
+RRT_COLL_ALGO(makeAlltoallvPairwise);
+RRT_COLL_ALGO(makeAlltoallvScattered);
+RRT_COLL_ALGO(makeGatherBinomial);
+RRT_COLL_ALGO(makeGathervLinear);
+RRT_COLL_ALGO(makeScatterBinomial);
+RRT_COLL_ALGO(makeScattervLinear);
+RRT_COLL_ALGO(makeReduceScatterRecursiveHalving);
+RRT_COLL_ALGO(makeReduceScatterRing);
+RRT_COLL_ALGO(makeReduceScatterReduceScatterv);
+RRT_COLL_ALGO(makeScanRecursiveDoubling);
+RRT_COLL_ALGO(makeExscanRecursiveDoubling);
+#undef RRT_COLL_ALGO
+
+}  // namespace rrt::coll

@@ -1,0 +1,40 @@
+// Allgather(v): ring.
+// Cost: (p-1) alpha + (p-1)/p N beta (N = all blocks). Neighbour traffic only, bandwidth-optimal:
+// wins for large blocks, and is the default for allgatherv (any counts and displacements).
+// Any p.
+#include "runtime/coll/algorithms.h"
+#include "runtime/coll/blocks.h"
+#include "runtime/coll/patterns.h"
+
+namespace rrt::coll {
+namespace {
+
+class AllgatherRing final : public Task {
+ public:
+  AllgatherRing(proto::Comm& c, CollArgs&& a) : Task(c, std::move(a)), b_(Blocks::of(args_, c.size)) {}
+  Status advance() override {
+    const int p = size(), r = rank();
+    char* out = bytePtr(args_.rbuf);
+    for (;;) {
+      if (!idle()) return Status::InProgress;
+      RRT_TRY(error_);
+      if (step_ == 0 && !inPlace(args_.sbuf))
+        copy(out + b_.off[static_cast<size_t>(r)], args_.sbuf, b_.len[static_cast<size_t>(r)]);
+      if (step_ == p - 1) return Status::Ok;
+      const size_t sb = static_cast<size_t>(mod(r - step_, p)), rb = static_cast<size_t>(mod(r - step_ - 1, p));
+      RRT_TRY(recv(ringLeft(r, p), out + b_.off[rb], b_.len[rb]));
+      RRT_TRY(send(ringRight(r, p), out + b_.off[sb], b_.len[sb]));
+      ++step_;
+    }
+  }
+
+ private:
+  Blocks b_;
+  int step_ = 0;
+};
+
+}  // namespace
+
+Task* makeAllgatherRing(proto::Comm& c, CollArgs&& a) { return new AllgatherRing(c, std::move(a)); }
+
+}  // namespace rrt::coll

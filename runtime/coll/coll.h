@@ -1,0 +1,102 @@
+// Collectives: the entry of runtime/coll for the C API (runtime/api/coll_api.cc) and for rrt's
+// own internal users (e.g. comm_split could run an allgather through coll::run).
+//
+// Contract
+//   - start() resolves the algorithm (selection.h), takes the collective's sequence number from
+//     comm.collSeq++ (its tag on comm.collCtx()), allocates the operation's scratch memory and
+//     runs the algorithm as far as it goes without waiting. It returns Ok with *out set to a
+//     request of kind Coll that completes later (or already did); the caller owns it (rrt_wait,
+//     or core::requestRelease once complete). Every rank of comm must start its collectives on
+//     comm in the same order; several may be outstanding at once.
+//   - The arguments are checked by the caller (runtime/api); start() trusts them.
+//   - Progress: every unfinished collective is advanced by one poller registered with
+//     core::addPoller (engine.cc), i.e. by whatever waits (rrt_wait, rrt_test, a blocking call).
+//   - Internal messages go through the P2p seam below: by default the protocol layer
+//     (proto::isend / proto::irecv, bound by bindProtoP2p()); the unit tests put an in-memory
+//     matching engine there so that every algorithm runs with many ranks inside one process.
+//   - Memory types: every buffer of one call is of args.memType. Reductions run on the host;
+//     device buffers are an extension point (GPU kernels in runtime/gpu).
+//   - Hierarchy (extension point, not built): node-aware allreduce / bcast would run as a
+//     composite task (see reduce_scatter_reduce_scatterv.cc for the pattern) over three
+//     communicators derived once per comm and cached in comm.collState: the ranks of this node
+//     (intra-node combine through shared memory), one leader per node (inter-node algorithm
+//     from this same table), then the intra-node fan-back. Node ids come from wire-up.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <rrt/rrt.h>
+
+#include "runtime/coll/op.h"
+#include "runtime/core/request.h"
+#include "runtime/core/status.h"
+#include "runtime/memory/mem_type.h"
+#include "runtime/proto/comm.h"
+
+namespace rrt::coll {
+
+enum class CollKind : uint8_t {
+  Barrier,
+  Bcast,
+  Reduce,
+  Allreduce,
+  Allgather,
+  Allgatherv,
+  Alltoall,
+  Alltoallv,
+  Gather,
+  Gatherv,
+  Scatter,
+  Scatterv,
+  ReduceScatter,  // reduce_scatter and reduce_scatter_block (equal counts)
+  Scan,
+  Exscan,
+  Count
+};
+constexpr int kCollKinds = static_cast<int>(CollKind::Count);
+
+// Everything an algorithm needs, in bytes where no reduction is involved.
+struct CollArgs {
+  CollKind kind = CollKind::Barrier;
+  const void* sbuf = nullptr;  // may be RRT_IN_PLACE where MPI allows it
+  void* rbuf = nullptr;        // may be RRT_IN_PLACE for scatter(v) at the root
+  size_t count = 0;            // bcast / reduce / allreduce / scan / exscan: elements of type
+  size_t typeSize = 0;         // bytes of one element of the type (reductions, bcast)
+  size_t blockBytes = 0;       // allgather / alltoall / gather / scatter: bytes per rank
+  int root = 0;
+  Reducer reducer;             // reductions
+  // v-variants, per rank of comm, in bytes: allgatherv (recv*), alltoallv (send* and recv*),
+  // gatherv (recv* at the root), scatterv (send* at the root), reduce_scatter (recvBytes =
+  // recvcounts * typeSize; offsets are the prefix sums).
+  std::vector<size_t> sendBytes, sendOffs, recvBytes, recvOffs;
+  memory::MemType memType = memory::MemType::Host;
+};
+
+inline bool inPlace(const void* p) { return p == RRT_IN_PLACE; }
+
+// Posts the collective. See the contract above.
+Status start(proto::Comm& comm, CollArgs&& args, core::Request** out);
+// Blocking: start + wait + release.
+Status run(proto::Comm& comm, CollArgs&& args);
+
+// ---- the p2p seam ----------------------------------------------------------------------------
+struct P2p {
+  Status (*isend)(proto::Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst,
+                  int tag, uint8_t sendFlags, core::Request** out) = nullptr;
+  Status (*irecv)(proto::Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag,
+                  core::Request** out) = nullptr;
+};
+void setP2p(const P2p& p2p);
+const P2p& p2p();
+// Binds the protocol layer (proto::isend / proto::irecv). Idempotent; the C entry points call it.
+void bindProtoP2p();
+
+// Collectives still running (for finalize checks and tests).
+size_t activeCount();
+
+// Tag of a collective with sequence number seq (non-negative, <= RRT_TAG_UB).
+constexpr int collTag(uint32_t seq) { return static_cast<int>(seq & RRT_TAG_UB); }
+
+}  // namespace rrt::coll

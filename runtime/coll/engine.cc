@@ -1,0 +1,185 @@
+// The collective engine: starting tasks, the poller that advances them, and Task's posting
+// helpers. See coll.h and task.h for the contracts.
+#include <algorithm>
+#include <new>
+
+#include "runtime/coll/selection.h"
+#include "runtime/coll/task.h"
+#include "runtime/core/log.h"
+#include "runtime/core/progress.h"
+
+namespace rrt::coll {
+namespace {
+
+P2p gP2p;
+std::vector<Task*> gActive;  // unfinished tasks, in start order
+bool gPollerAdded = false;
+bool gPolling = false;
+
+// Completes the user's request and deletes the task.
+void finish(Task* t, Status s) {
+  core::Request* req = t->userReq_;
+  delete t;
+  req->collTask = nullptr;
+  core::requestComplete(req, s == Status::Ok ? Status::Ok : s);
+}
+
+// Advances t once; true when t finished (and is gone).
+bool step(Task* t) {
+  t->ready_ = false;
+  if (t->failure_ != Status::Ok) {  // draining after an error
+    if (t->pending() > 0) return false;
+    finish(t, t->failure_);
+    return true;
+  }
+  Status s = t->advance();
+  if (s == Status::InProgress) return false;
+  if (failed(s) && t->pending() > 0) {
+    t->failure_ = s;
+    return false;
+  }
+  finish(t, s);
+  return true;
+}
+
+int pollTasks(void*) {
+  if (gPolling || gActive.empty()) return 0;
+  gPolling = true;
+  int events = 0;
+  // Index loop: finishing a task may start another (an internal user's callback).
+  for (size_t i = 0; i < gActive.size(); ++i) {
+    Task* t = gActive[i];
+    if (!t->ready_) continue;
+    ++events;
+    if (step(t)) gActive[i] = nullptr;
+  }
+  gActive.erase(std::remove(gActive.begin(), gActive.end(), nullptr), gActive.end());
+  gPolling = false;
+  return events;
+}
+
+}  // namespace
+
+void onRequestComplete(core::Request* r, void* arg) {
+  Task* t = static_cast<Task*>(arg);
+  --t->pending_;
+  t->notify_->ready_ = true;
+  if (r->status.error != RRT_SUCCESS && t->error_ == Status::Ok)
+    t->error_ = static_cast<Status>(r->status.error);
+}
+
+void setP2p(const P2p& p) { gP2p = p; }
+const P2p& p2p() { return gP2p; }
+size_t activeCount() { return gActive.size(); }
+
+Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
+  if (!gP2p.isend) return Status::ErrInternal;
+  const Algorithm* algo = select(args, comm.size);
+  if (!algo) return Status::ErrInternal;
+  core::Request* req = core::requestAlloc(core::ReqKind::Coll);
+  req->comm = &comm;
+  req->status.source = RRT_ANY_SOURCE;
+  req->status.tag = RRT_ANY_TAG;
+  const uint32_t seq = comm.collSeq++;
+  Task* t = nullptr;
+  try {
+    t = algo->create(comm, std::move(args));
+  } catch (const std::bad_alloc&) {
+    core::requestRelease(req);
+    return Status::ErrNoMemory;
+  }
+  t->tag_ = collTag(seq);
+  t->userReq_ = req;
+  req->collTask = t;
+  RRT_TRACE("coll: %s %s seq %u on comm %d", kindName(algo->kind), algo->name, seq, comm.handle);
+  if (!gPollerAdded) {
+    core::addPoller(pollTasks, nullptr);
+    gPollerAdded = true;
+  }
+  *out = req;
+  if (!step(t)) gActive.push_back(t);
+  return Status::Ok;
+}
+
+Status run(proto::Comm& comm, CollArgs&& args) {
+  core::Request* req = nullptr;
+  RRT_TRY(start(comm, std::move(args), &req));
+  Status s = core::waitFor([req] { return req->complete; });
+  if (s != Status::Ok) return s;  // timed out: the request stays with the engine
+  s = static_cast<Status>(req->status.error);
+  core::requestRelease(req);
+  return s;
+}
+
+// ---- Task ----------------------------------------------------------------------------------
+
+Task::~Task() {
+  for (core::Request* r : live_) core::requestRelease(r);
+  for (core::Request* r : slots_) core::requestRelease(r);
+}
+
+Status Task::post(Status s, core::Request* r, core::Request** slot) {
+  if (s != Status::Ok) {
+    if (error_ == Status::Ok) error_ = s;
+    if (slot) *slot = nullptr;
+    return s;
+  }
+  if (r->complete) {
+    if (r->status.error != RRT_SUCCESS && error_ == Status::Ok)
+      error_ = static_cast<Status>(r->status.error);
+  } else {
+    r->onComplete = onRequestComplete;
+    r->onCompleteArg = this;
+    ++pending_;
+  }
+  if (slot) {
+    *slot = r;
+    slots_.push_back(r);
+  } else {
+    live_.push_back(r);
+  }
+  return Status::Ok;
+}
+
+Status Task::send(int peer, const void* buf, size_t bytes, core::Request** slot) {
+  core::Request* r = nullptr;
+  Status s = gP2p.isend(comm_, comm_.collCtx(), buf, bytes, peer, tag_, 0, &r);
+  return post(s, r, slot);
+}
+
+Status Task::recv(int peer, void* buf, size_t bytes, core::Request** slot) {
+  core::Request* r = nullptr;
+  Status s = gP2p.irecv(comm_, comm_.collCtx(), buf, bytes, peer, tag_, &r);
+  return post(s, r, slot);
+}
+
+bool Task::idle() {
+  if (pending_ > 0) {
+    // Release what finished so far only when all did (cheap: steps post a handful).
+    return false;
+  }
+  for (core::Request* r : live_) core::requestRelease(r);
+  live_.clear();
+  return true;
+}
+
+bool Task::done(core::Request*& slot) {
+  if (!slot) return true;
+  if (!slot->complete) return false;
+  auto it = std::find(slots_.begin(), slots_.end(), slot);
+  if (it != slots_.end()) {
+    *it = slots_.back();
+    slots_.pop_back();
+  }
+  core::requestRelease(slot);
+  slot = nullptr;
+  return true;
+}
+
+char* Task::scratch(size_t bytes) {
+  char* p = new (std::nothrow) char[bytes ? bytes : 1];
+  if (p) scratch_.emplace_back(p);
+  return p;
+}
+
+}  // namespace rrt::coll

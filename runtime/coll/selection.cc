@@ -1,0 +1,305 @@
+// The algorithm registry and the selection table. No if-ladders: data, then one loop.
+#include "runtime/coll/selection.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <strings.h>
+
+#include "runtime/coll/algorithms.h"
+#include "runtime/coll/patterns.h"
+#include "runtime/core/config.h"
+#include "runtime/core/log.h"
+
+namespace rrt::coll {
+namespace {
+
+using memory::MemType;
+constexpr size_t K = 1024;
+constexpr size_t M = 1024 * 1024;
+constexpr size_t kInf = ~size_t{0};
+constexpr int kAnyRanks = 1 << 30;
+
+struct KindInfo {
+  const char* name;
+  const char* env;
+};
+const KindInfo kKinds[kCollKinds] = {
+    {"barrier", "RRT_COLL_BARRIER"},     {"bcast", "RRT_COLL_BCAST"},
+    {"reduce", "RRT_COLL_REDUCE"},       {"allreduce", "RRT_COLL_ALLREDUCE"},
+    {"allgather", "RRT_COLL_ALLGATHER"}, {"allgatherv", "RRT_COLL_ALLGATHERV"},
+    {"alltoall", "RRT_COLL_ALLTOALL"},   {"alltoallv", "RRT_COLL_ALLTOALLV"},
+    {"gather", "RRT_COLL_GATHER"},       {"gatherv", "RRT_COLL_GATHERV"},
+    {"scatter", "RRT_COLL_SCATTER"},     {"scatterv", "RRT_COLL_SCATTERV"},
+    {"reduce_scatter", "RRT_COLL_REDUCE_SCATTER"},
+    {"scan", "RRT_COLL_SCAN"},           {"exscan", "RRT_COLL_EXSCAN"},
+};
+
+using CK = CollKind;
+
+// clang-format off
+const Algorithm kAlgorithms[] = {
+  {CK::Barrier,   "dissemination",      makeBarrierDissemination,       0,
+   "ceil(log p) alpha"},
+  {CK::Bcast,     "binomial",           makeBcastBinomial,              0,
+   "ceil(log p) (alpha + n beta)"},
+  {CK::Bcast,     "scatter_allgather",  makeBcastScatterAllgather,      0,
+   "(log p + p - 1) alpha + 2 (p-1)/p n beta"},
+  {CK::Bcast,     "chain",              makeBcastChain,                 0,
+   "(p - 2 + n/s) (alpha + s beta), segment s"},
+  {CK::Reduce,    "binomial",           makeReduceBinomial,             0,
+   "ceil(log p) (alpha + n beta + n gamma)"},
+  {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
+   "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
+  {CK::Allreduce, "recursive_doubling", makeAllreduceRecursiveDoubling, 0,
+   "log p (alpha + n beta + n gamma) (+2 steps when p is not a power of two)"},
+  {CK::Allreduce, "rabenseifner",       makeAllreduceRabenseifner,      kNeedsCommutative,
+   "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
+  {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
+   "2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, segmented"},
+  {CK::Allgather, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
+   "log p alpha + (p-1)/p N beta (+2 steps when p is not a power of two)"},
+  {CK::Allgather, "bruck",              makeAllgatherBruck,             0,
+   "ceil(log p) alpha + (p-1)/p N beta + N copy"},
+  {CK::Allgather, "ring",               makeAllgatherRing,              0,
+   "(p-1) alpha + (p-1)/p N beta"},
+  {CK::Allgatherv, "ring",              makeAllgatherRing,              0,
+   "(p-1) alpha + (p-1)/p N beta"},
+  {CK::Allgatherv, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
+   "log p alpha + (p-1)/p N beta (one message per block when displs are not uniform)"},
+  {CK::Alltoall,  "bruck",              makeAlltoallBruck,              0,
+   "ceil(log p) alpha + (p/2) log p b beta + packing"},
+  {CK::Alltoall,  "pairwise",           makeAlltoallPairwise,           0,
+   "(p-1) (alpha + b beta)"},
+  {CK::Alltoallv, "pairwise",           makeAlltoallvPairwise,          0,
+   "(p-1) alpha + sum of blocks beta"},
+  {CK::Alltoallv, "scattered",          makeAlltoallvScattered,         0,
+   "all 2(p-1) messages posted at once: alpha + sum beta, contention"},
+  {CK::Gather,    "binomial",           makeGatherBinomial,             0,
+   "ceil(log p) alpha + (p-1)/p N beta"},
+  {CK::Gatherv,   "linear",             makeGathervLinear,              0,
+   "(p-1) alpha + N beta at the root"},
+  {CK::Scatter,   "binomial",           makeScatterBinomial,            0,
+   "ceil(log p) alpha + (p-1)/p N beta"},
+  {CK::Scatterv,  "linear",             makeScattervLinear,             0,
+   "(p-1) alpha + N beta at the root"},
+  {CK::ReduceScatter, "recursive_halving", makeReduceScatterRecursiveHalving, kNeedsCommutative,
+   "log p alpha + (p-1)/p n beta + (p-1)/p n gamma (+2 steps when p is not a power of two)"},
+  {CK::ReduceScatter, "ring",           makeReduceScatterRing,          kNeedsCommutative,
+   "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma, segmented"},
+  {CK::ReduceScatter, "reduce_scatterv", makeReduceScatterReduceScatterv, 0,
+   "binomial reduce to 0 + linear scatterv: any op, rank order kept"},
+  {CK::Scan,      "recursive_doubling", makeScanRecursiveDoubling,      0,
+   "ceil(log p) (alpha + n beta + 2 n gamma)"},
+  {CK::Exscan,    "recursive_doubling", makeExscanRecursiveDoubling,    0,
+   "ceil(log p) (alpha + n beta + 2 n gamma)"},
+};
+
+// Defaults for host memory. First match wins; every collective ends in a catch-all row.
+// Measured on the 2-vCPU development machine (runtime/coll/tuning/shm-2vcpu.txt).
+const Rule kRules[] = {
+  // kind           mem            ranks          class              bytes         algorithm
+  {CK::Barrier,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "dissemination"},
+
+  {CK::Bcast,     MemType::Host, 1, 3,         RankClass::Any,     0,     kInf,  "binomial"},
+  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},
+  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     64*K,  2*M,   "scatter_allgather"},
+  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     2*M,   kInf,  "chain"},
+  {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
+
+  {CK::Reduce,    MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "binomial"},
+  {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},
+  {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     64*K,  kInf,  "rabenseifner"},
+  {CK::Reduce,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
+
+  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "recursive_doubling"},
+  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
+  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     16*K,  1*M,   "rabenseifner"},
+  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     1*M,   kInf,  "ring"},
+  {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "recursive_doubling"},
+
+  {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::Pow2,    0,     64*K,  "recursive_doubling"},
+  {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::NonPow2, 0,     16*K,  "bruck"},
+  {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "ring"},
+
+  {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Pow2,   0,     16*K,  "recursive_doubling"},
+  {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},
+
+  {CK::Alltoall,  MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     256,   "bruck"},
+  {CK::Alltoall,  MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
+
+  {CK::Alltoallv, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
+
+  {CK::Gather,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
+  {CK::Gatherv,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "linear"},
+  {CK::Scatter,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
+  {CK::Scatterv,  MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "linear"},
+
+  {CK::ReduceScatter, MemType::Host, 1, kAnyRanks, RankClass::Any, 0,     64*K,  "recursive_halving"},
+  {CK::ReduceScatter, MemType::Host, 1, kAnyRanks, RankClass::Any, 64*K,  kInf,  "ring"},
+  {CK::ReduceScatter, MemType::Host, 1, kAnyRanks, RankClass::Any, 0,     kInf,  "reduce_scatterv"},
+
+  {CK::Scan,      MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "recursive_doubling"},
+  {CK::Exscan,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "recursive_doubling"},
+};
+// clang-format on
+
+struct Overrides {
+  const Algorithm* forced[kCollKinds] = {};
+  size_t segment = 64 * K;
+  bool loaded = false;
+  void load() {
+    for (int k = 0; k < kCollKinds; ++k) {
+      forced[k] = nullptr;
+      const char* v = getenv(kKinds[k].env);
+      if (!v || !*v || strcasecmp(v, "auto") == 0) continue;
+      forced[k] = findAlgorithm(static_cast<CollKind>(k), v);
+      if (!forced[k]) RRT_WARN("%s=%s: no such algorithm; using the table", kKinds[k].env, v);
+    }
+    segment = 64 * K;
+    if (const char* v = getenv("RRT_COLL_SEGMENT"); v && *v) {
+      uint64_t s = 0;
+      if (config::parseSize(v, &s) == Status::Ok && s >= 64)
+        segment = s;
+      else
+        RRT_WARN("RRT_COLL_SEGMENT=%s: not a size of at least 64 bytes; using 64K", v);
+    }
+    loaded = true;
+  }
+};
+
+Overrides& overrides() {
+  static Overrides o;
+  if (!o.loaded) o.load();
+  return o;
+}
+
+bool ranksMatch(const Rule& r, int ranks) {
+  if (ranks < r.minRanks || ranks > r.maxRanks) return false;
+  switch (r.ranks) {
+    case RankClass::Any: return true;
+    case RankClass::Pow2: return isPow2(ranks);
+    case RankClass::NonPow2: return !isPow2(ranks);
+  }
+  return false;
+}
+
+bool canRun(const Algorithm* a, bool commutative) {
+  return a && (commutative || !(a->flags & kNeedsCommutative));
+}
+
+bool isReduction(CollKind k) {
+  return k == CK::Reduce || k == CK::Allreduce || k == CK::ReduceScatter || k == CK::Scan ||
+         k == CK::Exscan;
+}
+
+void printSize(FILE* out, size_t b) {
+  if (b == kInf) fprintf(out, "inf");
+  else if (b >= M && b % M == 0) fprintf(out, "%zuM", b / M);
+  else if (b >= K && b % K == 0) fprintf(out, "%zuK", b / K);
+  else fprintf(out, "%zu", b);
+}
+
+}  // namespace
+
+const char* kindName(CollKind k) { return kKinds[static_cast<int>(k)].name; }
+const char* kindEnvName(CollKind k) { return kKinds[static_cast<int>(k)].env; }
+
+const Algorithm* findAlgorithm(CollKind kind, const char* name) {
+  for (const Algorithm& a : kAlgorithms)
+    if (a.kind == kind && strcasecmp(a.name, name) == 0) return &a;
+  return nullptr;
+}
+
+int algorithmsOf(CollKind kind, const Algorithm** out, int max) {
+  int n = 0;
+  for (const Algorithm& a : kAlgorithms)
+    if (a.kind == kind && n < max) out[n++] = &a;
+  return n;
+}
+
+size_t selectionBytes(const CollArgs& a, int ranks) {
+  auto average = [ranks](const std::vector<size_t>& v) {
+    size_t sum = 0;
+    for (size_t b : v) sum += b;
+    return v.empty() ? 0 : sum / static_cast<size_t>(ranks);
+  };
+  switch (a.kind) {
+    case CK::Barrier: return 0;
+    case CK::Bcast: case CK::Reduce: case CK::Allreduce: case CK::Scan: case CK::Exscan:
+      return a.count * a.typeSize;
+    case CK::Allgather: case CK::Alltoall: case CK::Gather: case CK::Scatter:
+      return a.blockBytes;
+    case CK::Allgatherv: case CK::Gatherv: case CK::ReduceScatter: return average(a.recvBytes);
+    case CK::Alltoallv: case CK::Scatterv: return average(a.sendBytes);
+    case CK::Count: break;
+  }
+  return 0;
+}
+
+const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType mem,
+                                 bool commutative) {
+  for (const Rule& r : kRules) {
+    if (r.kind != kind || r.mem != mem || !ranksMatch(r, ranks)) continue;
+    if (bytes < r.minBytes || bytes >= r.maxBytes) continue;
+    const Algorithm* a = findAlgorithm(kind, r.algorithm);
+    if (canRun(a, commutative)) return a;
+  }
+  // No rule for this memory type: the host rules (reductions of device memory are staged).
+  if (mem != MemType::Host) return selectFromTable(kind, bytes, ranks, MemType::Host, commutative);
+  return nullptr;
+}
+
+const Algorithm* select(const CollArgs& args, int ranks) {
+  const bool commutative = !isReduction(args.kind) || args.reducer.commutative;
+  const Algorithm* forced = overrides().forced[static_cast<int>(args.kind)];
+  if (canRun(forced, commutative)) return forced;
+  return selectFromTable(args.kind, selectionBytes(args, ranks), ranks, args.memType,
+                         commutative);
+}
+
+void reloadSelection() { overrides().load(); }
+size_t segmentBytes() { return overrides().segment; }
+
+void printSelection(FILE* out) {
+  Overrides& o = overrides();
+  fprintf(out, "collective algorithms (RRT_COLL_<NAME>=<algorithm> forces one; sizes are "
+               "bytes per rank)\n");
+  fprintf(out, "  segment of pipelined algorithms: %zu bytes (RRT_COLL_SEGMENT)\n", o.segment);
+  for (int k = 0; k < kCollKinds; ++k) {
+    const CollKind kind = static_cast<CollKind>(k);
+    fprintf(out, "%s (%s=%s)\n", kKinds[k].name, kKinds[k].env,
+            o.forced[k] ? o.forced[k]->name : "auto");
+    for (const Algorithm& a : kAlgorithms)
+      if (a.kind == kind)
+        fprintf(out, "    %-20s %s%s\n", a.name, a.cost,
+                a.flags & kNeedsCommutative ? " [commutative ops only]" : "");
+    // The choice per size range at a few rank counts: the boundaries of the rules.
+    const int kRanks[] = {2, 3, 4, 8, 16};
+    for (int p : kRanks) {
+      fprintf(out, "  p=%-3d", p);
+      std::vector<size_t> edges{0};
+      for (const Rule& r : kRules)
+        if (r.kind == kind && ranksMatch(r, p)) {
+          edges.push_back(r.minBytes);
+          if (r.maxBytes != kInf) edges.push_back(r.maxBytes);
+        }
+      std::sort(edges.begin(), edges.end());
+      edges.erase(std::unique(edges.begin(), edges.end()), edges.end());
+      for (size_t i = 0; i < edges.size(); ++i) {
+        const size_t hi = i + 1 < edges.size() ? edges[i + 1] : kInf;
+        const Algorithm* a =
+            o.forced[k] ? o.forced[k] : selectFromTable(kind, edges[i], p, MemType::Host, true);
+        fprintf(out, " [");
+        printSize(out, edges[i]);
+        fprintf(out, ",");
+        printSize(out, hi);
+        fprintf(out, ") %s", a ? a->name : "-");
+        if (kind == CK::Barrier) break;
+      }
+      fprintf(out, "\n");
+    }
+  }
+}
+
+}  // namespace rrt::coll

@@ -1,0 +1,73 @@
+// Algorithm selection: a table of rules (collective x message size x rank count x memory type
+// -> algorithm), overridable per collective by RRT_COLL_<NAME>=<algorithm>, and printable.
+//
+// The size a rule compares is the bytes of one rank's contribution: count * type size for
+// bcast / reduce / allreduce / scan / exscan, one block for allgather / alltoall / gather /
+// scatter, the average block for the v-variants and reduce_scatter, 0 for barrier.
+// Rules are tried in order; the first that matches and whose algorithm can run the call (e.g.
+// a non-commutative op rules out algorithms that reorder operands) wins. Every collective ends
+// in a catch-all rule with an algorithm that runs everything. The defaults and the
+// measurements behind them are in runtime/coll/tuning/.
+//
+// Environment (read once, or by reloadSelection()):
+//   RRT_COLL_<NAME>   force the algorithm of collective NAME (BARRIER, BCAST, REDUCE,
+//                     ALLREDUCE, ALLGATHER, ALLGATHERV, ALLTOALL, ALLTOALLV, GATHER, GATHERV,
+//                     SCATTER, SCATTERV, REDUCE_SCATTER, SCAN, EXSCAN); "auto" = the table.
+//                     An algorithm that cannot run a call falls back to the table for it.
+//   RRT_COLL_SEGMENT  segment size of the pipelined algorithms (ring allreduce / reduce_scatter,
+//                     chain bcast), bytes with K/M suffixes; default 64K.
+#pragma once
+
+#include <cstdio>
+
+#include "runtime/coll/coll.h"
+#include "runtime/coll/task.h"
+
+namespace rrt::coll {
+
+enum AlgoFlags : unsigned {
+  kNeedsCommutative = 1u << 0,  // reorders operands: only for commutative ops
+};
+
+struct Algorithm {
+  CollKind kind;
+  const char* name;
+  TaskFactory create;
+  unsigned flags;
+  const char* cost;  // one line: alpha-beta-gamma cost
+};
+
+enum class RankClass : uint8_t { Any, Pow2, NonPow2 };
+
+struct Rule {
+  CollKind kind;
+  memory::MemType mem;
+  int minRanks, maxRanks;  // inclusive
+  RankClass ranks;
+  size_t minBytes, maxBytes;  // [minBytes, maxBytes)
+  const char* algorithm;
+};
+
+const char* kindName(CollKind k);      // "allreduce"
+const char* kindEnvName(CollKind k);   // "RRT_COLL_ALLREDUCE"
+
+// The algorithm for this call (override first, then the table). Never nullptr for valid args.
+const Algorithm* select(const CollArgs& args, int ranks);
+// The table's choice alone (no override), for a call of this shape.
+const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, memory::MemType mem,
+                                 bool commutative);
+const Algorithm* findAlgorithm(CollKind kind, const char* name);
+// Every algorithm of kind (for the tests): fills out, returns how many.
+int algorithmsOf(CollKind kind, const Algorithm** out, int max);
+// The size a rule compares for these arguments.
+size_t selectionBytes(const CollArgs& args, int ranks);
+
+// Re-reads RRT_COLL_* (tests set variables, then reload).
+void reloadSelection();
+size_t segmentBytes();
+
+// Prints the overrides in force, the rules, and the algorithm chosen for each collective and
+// size range at a few rank counts. rrt_info calls it.
+void printSelection(FILE* out);
+
+}  // namespace rrt::coll

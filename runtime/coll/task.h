@@ -1,0 +1,84 @@
+// The collective task: one running collective on one rank, an explicit resumable state machine.
+//
+// Each algorithm derives from Task and implements advance(): it keeps its position in member
+// fields (an enum class Phase and step indices), posts the messages of the next step, and
+// returns InProgress when it must wait; the engine calls advance() again when one of its
+// requests completes. advance() returns Ok when the collective is done, or an error. A task
+// never blocks and allocates its scratch memory once (scratch()), not per message.
+//
+// Two ways to wait, both driven by completion callbacks that only count:
+//   - steps:  post a few messages, then `if (!idle()) return Status::InProgress;` at the top of
+//             the loop: idle() is true once every posted request completed (and releases them).
+//   - streams (pipelined ring / chain): keep request handles from send(..., &slot) and poll
+//             them with done(slot), which releases the request once it is complete.
+// Errors of completed requests (truncation, failed peer) land in error_; the engine lets the
+// requests still in flight finish before it completes the user's request with the error.
+#pragma once
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "runtime/coll/coll.h"
+
+namespace rrt::coll {
+
+class Task {
+ public:
+  Task(proto::Comm& comm, CollArgs&& args) : comm_(comm), args_(std::move(args)) {}
+  virtual ~Task();
+  Task(const Task&) = delete;
+  Task& operator=(const Task&) = delete;
+
+  // Runs until it must wait. Ok = finished, InProgress = waiting, else an error.
+  virtual Status advance() = 0;
+
+  // ---- engine bookkeeping (engine.cc) ----
+  int tag_ = 0;
+  core::Request* userReq_ = nullptr;
+  bool ready_ = false;       // a request completed since the last advance()
+  Status failure_ = Status::Ok;  // advance() failed: drain, then complete with this
+  int pending() const { return pending_; }
+  // Posts run by a parent task (composites) use the parent's tag and callback target.
+  Task* notify_ = this;
+
+ protected:
+  // Posts a message of this collective (tag_ on comm.collCtx()). With slot, the request is
+  // handed back for done(); without, idle() waits for it. Zero-byte messages are real messages.
+  Status send(int peer, const void* buf, size_t bytes, core::Request** slot = nullptr);
+  Status recv(int peer, void* buf, size_t bytes, core::Request** slot = nullptr);
+  // True when no request of this task is in flight; releases every completed one.
+  bool idle();
+  // True (and the request released, slot cleared) when *slot completed; true for nullptr.
+  bool done(core::Request*& slot);
+  // Scratch memory for this operation (nullptr when out of memory).
+  char* scratch(size_t bytes);
+  // inout = in op inout over count elements of the collective's type.
+  void reduce(const void* in, void* inout, size_t count) const {
+    args_.reducer.apply(in, inout, count);
+  }
+  int rank() const { return comm_.rank; }
+  int size() const { return comm_.size; }
+  static char* bytePtr(void* p) { return static_cast<char*>(p); }
+  static const char* bytePtr(const void* p) { return static_cast<const char*>(p); }
+  static void copy(void* dst, const void* src, size_t n) {
+    if (n && dst != src) std::memcpy(dst, src, n);
+  }
+
+  proto::Comm& comm_;
+  CollArgs args_;
+  Status error_ = Status::Ok;
+
+ private:
+  friend void onRequestComplete(core::Request* r, void* arg);
+  Status post(Status s, core::Request* r, core::Request** slot);
+  int pending_ = 0;
+  std::vector<core::Request*> live_;  // posted, not yet released (without slot)
+  std::vector<core::Request*> slots_; // posted with a slot, not yet released
+  std::vector<std::unique_ptr<char[]>> scratch_;
+};
+
+using TaskFactory = Task* (*)(proto::Comm& comm, CollArgs&& args);
+
+}  // namespace rrt::coll

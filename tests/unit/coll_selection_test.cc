@@ -1,0 +1,85 @@
+// The selection table and its RRT_COLL_* overrides.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/coll/selection.h"
+
+namespace rrt::coll {
+namespace {
+
+using memory::MemType;
+
+TEST(CollSelection, EveryCollectiveHasAnAlgorithmEverywhere) {
+  for (int k = 0; k < kCollKinds; ++k)
+    for (int p : {1, 2, 3, 4, 5, 8, 16, 1000})
+      for (size_t b : {size_t{0}, size_t{8}, size_t{1} << 12, size_t{1} << 20, size_t{1} << 30})
+        for (bool comm : {true, false}) {
+          const Algorithm* a = selectFromTable(static_cast<CollKind>(k), b, p, MemType::Host, comm);
+          ASSERT_NE(a, nullptr) << kindName(static_cast<CollKind>(k)) << " p=" << p << " b=" << b;
+          EXPECT_EQ(a->kind, static_cast<CollKind>(k));
+          if (!comm) EXPECT_FALSE(a->flags & kNeedsCommutative) << a->name;
+          // Device memory falls back to the host rules.
+          EXPECT_NE(selectFromTable(static_cast<CollKind>(k), b, p, MemType::Cuda, comm), nullptr);
+        }
+}
+
+TEST(CollSelection, Defaults) {
+  auto pick = [](CollKind k, size_t b, int p, bool c = true) {
+    return std::string(selectFromTable(k, b, p, MemType::Host, c)->name);
+  };
+  EXPECT_EQ(pick(CollKind::Allreduce, 8, 4), "recursive_doubling");
+  EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4), "ring");
+  EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4, false), "recursive_doubling");
+  EXPECT_EQ(pick(CollKind::Allgather, 8, 4), "recursive_doubling");
+  EXPECT_EQ(pick(CollKind::Allgather, 8, 6), "bruck");
+  EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 6), "ring");
+  EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
+  EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "dissemination");
+}
+
+TEST(CollSelection, Overrides) {
+  CollArgs a;
+  a.kind = CollKind::Allreduce;
+  a.count = 1;
+  a.typeSize = 4;
+  setenv("RRT_COLL_ALLREDUCE", "ring", 1);
+  reloadSelection();
+  EXPECT_STREQ(select(a, 4)->name, "ring");
+  // A non-commutative op cannot run the ring: the table decides.
+  a.reducer.commutative = false;
+  EXPECT_STREQ(select(a, 4)->name, "recursive_doubling");
+  a.reducer.commutative = true;
+  setenv("RRT_COLL_ALLREDUCE", "no_such_thing", 1);
+  reloadSelection();
+  EXPECT_STREQ(select(a, 4)->name, "recursive_doubling");
+  setenv("RRT_COLL_ALLREDUCE", "AUTO", 1);
+  setenv("RRT_COLL_SEGMENT", "8K", 1);
+  reloadSelection();
+  EXPECT_STREQ(select(a, 4)->name, "recursive_doubling");
+  EXPECT_EQ(segmentBytes(), 8192u);
+  unsetenv("RRT_COLL_ALLREDUCE");
+  unsetenv("RRT_COLL_SEGMENT");
+  reloadSelection();
+  EXPECT_EQ(segmentBytes(), 65536u);
+}
+
+TEST(CollSelection, NamesAndPrinting) {
+  EXPECT_STREQ(kindEnvName(CollKind::ReduceScatter), "RRT_COLL_REDUCE_SCATTER");
+  EXPECT_NE(findAlgorithm(CollKind::Bcast, "chain"), nullptr);
+  EXPECT_EQ(findAlgorithm(CollKind::Bcast, "ring"), nullptr);
+  char* text = nullptr;
+  size_t len = 0;
+  FILE* f = open_memstream(&text, &len);
+  printSelection(f);
+  fclose(f);
+  const std::string s(text, len);
+  free(text);
+  EXPECT_NE(s.find("allreduce (RRT_COLL_ALLREDUCE=auto)"), std::string::npos) << s;
+  EXPECT_NE(s.find("ring"), std::string::npos);
+  EXPECT_NE(s.find("p=4"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rrt::coll
