@@ -2,7 +2,7 @@
 # installed. It is built by an explicit rule, not libtool, because it must carry the exact soname
 # libibverbs.so.1 and Debian's symbol versions; verbs programs bind to it through
 #   LD_LIBRARY_PATH=$(top_builddir)/tests/softrdma/lib   (see tests/softrdma/env.sh)
-SOFTRDMA_SOURCES = \
+SOFTRDMA_CXX_FILES = \
 	tests/softrdma/cma.cc \
 	tests/softrdma/cq.cc \
 	tests/softrdma/die.cc \
@@ -16,7 +16,7 @@ SOFTRDMA_SOURCES = \
 	tests/softrdma/verbs_device.cc \
 	tests/softrdma/verbs_memory.cc \
 	tests/softrdma/verbs_queues.cc
-SOFTRDMA_HEADERS = \
+SOFTRDMA_H_FILES = \
 	tests/softrdma/cma.h \
 	tests/softrdma/cq.h \
 	tests/softrdma/device_caps.h \
@@ -31,13 +31,13 @@ SOFTRDMA_HEADERS = \
 	tests/softrdma/wire.h
 if HAVE_VERBS
 
-SOFTRDMA_OBJECTS = $(SOFTRDMA_SOURCES:.cc=.softrdma.o)
+SOFTRDMA_OBJECTS = $(SOFTRDMA_CXX_FILES:.cc=.softrdma.o)
 SOFTRDMA_LIB = tests/softrdma/lib/libibverbs.so.1
 # No $(SAN_FLAGS): the library is loaded into uninstrumented programs (ibv_rc_pingpong).
 SOFTRDMA_CXXFLAGS = -std=gnu++17 -fPIC -O2 -g -Wall -Wextra -Wno-unused-parameter \
 	-I$(top_srcdir) -I$(top_builddir)
 
-tests/softrdma/%.softrdma.o: $(top_srcdir)/tests/softrdma/%.cc $(addprefix $(top_srcdir)/,$(SOFTRDMA_HEADERS))
+tests/softrdma/%.softrdma.o: $(top_srcdir)/tests/softrdma/%.cc $(addprefix $(top_srcdir)/,$(SOFTRDMA_H_FILES))
 	$(AM_V_CXX)$(MKDIR_P) tests/softrdma && $(CXX) $(SOFTRDMA_CXXFLAGS) -c -o $@ $<
 
 $(SOFTRDMA_LIB): $(SOFTRDMA_OBJECTS) $(top_srcdir)/tests/softrdma/libibverbs.map
@@ -65,7 +65,7 @@ softrdma: $(SOFTRDMA_LIB) tests/softrdma/softrdma_test$(EXEEXT)
 
 endif HAVE_VERBS
 
-EXTRA_DIST += $(SOFTRDMA_SOURCES) $(SOFTRDMA_HEADERS) \
+EXTRA_DIST += $(SOFTRDMA_CXX_FILES) $(SOFTRDMA_H_FILES) \
 	tests/softrdma/libibverbs.map \
 	tests/softrdma/env.sh \
 	tests/softrdma/softrdma_test.sh \

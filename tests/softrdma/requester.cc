@@ -70,6 +70,28 @@ void completeSend(Engine& engine, Qp& qp, const SendWqe& w, ibv_wc_status status
   engine.complete(*qp.sendCq, wc, false);
 }
 
+// IB local ACK timeout: 4.096 us * 2^timeout (0: infinite, retried at the 2^14 pace forever).
+Clock::duration ackTimeout(uint8_t code) {
+  return std::chrono::nanoseconds(4096LL << (code == 0 ? 14 : code));
+}
+
+void failHead(Engine& engine, Qp& qp, ibv_wc_status status);
+
+// No answer will come (destination QP missing or not ready, peer process gone): as a NIC whose
+// ACK timer expires, wait one timeout, then retransmit from the oldest WQE; after retry_cnt
+// retransmissions complete with IBV_WC_RETRY_EXC_ERR.
+void transportTimeout(Engine& engine, Qp& qp) {
+  if (qp.rnrWaiting_) return;  // one timeout per round; later NAKs of the round are echoes
+  if (qp.attr.timeout != 0) {
+    if (qp.retryLeft_ == 0) return failHead(engine, qp, IBV_WC_RETRY_EXC_ERR);
+    --qp.retryLeft_;
+  }
+  qp.sqNext_ = qp.sqHead_;
+  qp.rnrWaiting_ = true;
+  qp.rnrDeadline_ = Clock::now() + ackTimeout(qp.attr.timeout);
+  engine.wake();
+}
+
 // Completes the oldest WQE with an error; the QP then enters ERR and flushes the rest.
 void failHead(Engine& engine, Qp& qp, ibv_wc_status status) {
   completeSend(engine, qp, qp.slot(qp.sqHead_), status);
@@ -187,8 +209,9 @@ void requesterPump(Engine& engine, Qp& qp) {
     if (!pid) pid = Registry::instance().lookupQpn(qp.attr.dest_qp_num);
     if (!valid || !pid) {
       // Fail in order: only once everything before it has completed.
-      if (qp.sqNext_ == qp.sqHead_) failHead(engine, qp, valid ? IBV_WC_RETRY_EXC_ERR : IBV_WC_LOC_PROT_ERR);
-      return;
+      if (qp.sqNext_ != qp.sqHead_) return;
+      if (!valid) return failHead(engine, qp, IBV_WC_LOC_PROT_ERR);
+      return transportTimeout(engine, qp);
     }
     h.size = static_cast<uint32_t>(sizeof h + h.numSge * sizeof(WireSge));
     h.dstQpn = qp.attr.dest_qp_num;
@@ -215,7 +238,7 @@ void requesterHandleAck(Engine& engine, const PacketHeader& ack) {
   Qp* found = engine.findQp(ack.dstQpn);
   if (!found) return;  // QP destroyed meanwhile
   Qp& qp = *found;
-  if (qp.state() != IBV_QPS_RTS || qp.sqHead_ == qp.sqNext_) return;  // stale
+  if (qp.state() != IBV_QPS_RTS || qp.sqHead_ == qp.sqNext_ || qp.rnrWaiting_) return;  // stale
   if (ack.srcQpn != qp.attr.dest_qp_num) return;
   const SendWqe& head = qp.slot(qp.sqHead_);
   switch (ack.syndrome) {
@@ -259,7 +282,7 @@ void requesterHandleAck(Engine& engine, const PacketHeader& ack) {
       if (ack.psn == head.psn) failHead(engine, qp, IBV_WC_REM_OP_ERR);
       return;
     case Syndrome::kNoQp:
-      if (ack.psn == head.psn) failHead(engine, qp, IBV_WC_RETRY_EXC_ERR);
+      if (ack.psn == head.psn) transportTimeout(engine, qp);
       return;
   }
   die("requesterHandleAck", "unknown syndrome %d", static_cast<int>(ack.syndrome));
@@ -283,7 +306,7 @@ Clock::time_point requesterRunTimers(Engine& engine, Clock::time_point now) {
 void requesterPeerUnreachable(Engine& engine, uint32_t qpn, uint32_t psn) {
   Qp* qp = engine.findQp(qpn);
   if (!qp || qp->state() != IBV_QPS_RTS || qp->sqHead_ == qp->sqNext_) return;
-  failHead(engine, *qp, IBV_WC_RETRY_EXC_ERR);
+  transportTimeout(engine, *qp);
 }
 
 }  // namespace rrt::tests::softrdma

@@ -1,5 +1,7 @@
 #include "tests/softrdma/responder.h"
 
+#include <signal.h>
+
 #include <cerrno>
 #include <vector>
 
@@ -86,7 +88,10 @@ bool takeRecv(Qp& qp, RecvWqe* out) {
   return true;
 }
 
-// Executes one in-sequence request; returns the syndrome to answer with.
+// A requester that exited: its request is as lost as the packets a dead NIC never sent.
+bool requesterGone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+
+// Executes one in-sequence request; returns the syndrome to answer with (kNoQp: drop it).
 Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* sges) {
   const bool needsRecv = h.op == PacketOp::kSend || (h.op == PacketOp::kWrite && (h.flags & kFlagImm));
   std::vector<iovec> remote = remoteIovs(h, sges);
@@ -116,6 +121,10 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
         return Syndrome::kRemInvReqNak;
       }
       if (!cmaRead(h.srcPid, local.data(), local.size(), remote.data(), remote.size())) {
+        if (requesterGone(h.srcPid)) {
+          (qp.srq ? qp.srq->queue_ : qp.rq_).push_front(r);
+          return Syndrome::kNoQp;
+        }
         completeRecv(engine, qp, r, h, IBV_WC_LOC_QP_OP_ERR, IBV_WC_RECV);
         return Syndrome::kRemOpNak;
       }
@@ -129,7 +138,8 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
         target = checkRkey(engine, qp, h, IBV_ACCESS_REMOTE_WRITE, h.length);
         if (!target) return Syndrome::kRemAccessNak;
         iovec local{target, static_cast<size_t>(h.length)};
-        if (!cmaRead(h.srcPid, &local, 1, remote.data(), remote.size())) return Syndrome::kRemOpNak;
+        if (!cmaRead(h.srcPid, &local, 1, remote.data(), remote.size()))
+          return requesterGone(h.srcPid) ? Syndrome::kNoQp : Syndrome::kRemOpNak;
       }
       if (needsRecv) {
         RecvWqe r;
@@ -143,7 +153,8 @@ Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* s
       char* source = checkRkey(engine, qp, h, IBV_ACCESS_REMOTE_READ, h.length);
       if (!source) return Syndrome::kRemAccessNak;
       iovec local{source, static_cast<size_t>(h.length)};
-      if (!cmaWrite(h.srcPid, &local, 1, remote.data(), remote.size())) return Syndrome::kRemOpNak;
+      if (!cmaWrite(h.srcPid, &local, 1, remote.data(), remote.size()))
+        return requesterGone(h.srcPid) ? Syndrome::kNoQp : Syndrome::kRemOpNak;
       return Syndrome::kAck;
     }
     case PacketOp::kCompSwap:
@@ -219,6 +230,7 @@ void responderHandleRequest(Engine& engine, const PacketHeader& h, const WireSge
   }
   qp.rnrNakPending_ = false;
   Syndrome result = execute(engine, qp, h, sges);
+  if (result == Syndrome::kNoQp) return;  // the requester is gone: nothing to answer
   if (result == Syndrome::kRnrNak && !uc) {
     reply(engine, h, result, h.psn, qp.attr.min_rnr_timer);
     qp.rnrNakPending_ = true;
