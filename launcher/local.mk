@@ -18,4 +18,5 @@ launcher_librrun_la_SOURCES = \
 
 bin_PROGRAMS += rrun
 rrun_SOURCES = launcher/main.cc
+rrun_CPPFLAGS = $(AM_CPPFLAGS) -DRRUN_VERSION='"$(PACKAGE_VERSION)"'
 rrun_LDADD = launcher/librrun.la $(PMIX_LIBS) -lpthread

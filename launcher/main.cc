@@ -19,7 +19,10 @@
 #include "launcher/local_job.h"
 #include "launcher/options.h"
 #include "launcher/rank_env.h"
-#include "rrt_config.h"
+
+#ifndef RRUN_VERSION
+#define RRUN_VERSION "unknown"  // set by launcher/local.mk from configure's version
+#endif
 
 extern char** environ;
 
@@ -80,7 +83,7 @@ int main(int argc, char** argv) {
       std::fputs(usageText().c_str(), stdout);
       return 0;
     case ParseOutcome::Version:
-      std::printf("rrun (rrt) %s\n", PACKAGE_VERSION);
+      std::printf("rrun (rrt) %s\n", RRUN_VERSION);
       return 0;
     case ParseOutcome::Error:
       return usageError(parsed.error);
