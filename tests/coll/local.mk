@@ -1,1 +1,9 @@
-# tests/coll
+# tests/coll: the multi-process collective suite (included from runtime/coll/local.mk).
+# coll_check runs every collective against a local serial reference; tests/coll/testlist forces
+# the algorithm sets; coll_suite.sh runs the list through tests/mp/run_testlist.sh.
+check_PROGRAMS += tests/coll/coll_check
+tests_coll_coll_check_SOURCES = tests/coll/coll_check.c
+tests_coll_coll_check_LDADD = librrt.la -lm
+tests_coll_coll_check_LDFLAGS = $(AM_LDFLAGS) -no-install
+TESTS += tests/coll/coll_suite.sh
+EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/testlist
