@@ -89,7 +89,8 @@ bool takeRecv(Qp& qp, RecvWqe* out) {
 }
 
 // A requester that exited: its request is as lost as the packets a dead NIC never sent.
-bool requesterGone(pid_t pid) { return kill(pid, 0) != 0 && errno == ESRCH; }
+// Called right after a failed CMA copy: ESRCH there means the address space is already gone.
+bool requesterGone(pid_t pid) { return errno == ESRCH || (kill(pid, 0) != 0 && errno == ESRCH); }
 
 // Executes one in-sequence request; returns the syndrome to answer with (kNoQp: drop it).
 Syndrome execute(Engine& engine, Qp& qp, const PacketHeader& h, const WireSge* sges) {
