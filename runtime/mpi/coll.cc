@@ -47,7 +47,6 @@ struct Call {
     }
     return MPI_SUCCESS;
   }
-  int rootRank() const { return c->rank; }
 };
 
 // Counts of one rank's block as rrt sees them (bytes for derived types).

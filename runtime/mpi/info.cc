@@ -1,5 +1,6 @@
 // MPI_Info: ordered key/value hints. rrt takes no hints yet, so they are only stored and
 // returned (MPI allows an implementation to ignore any hint).
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/mpi/state.h"
