@@ -124,6 +124,9 @@ bool LocalJob::startRanks() {
   const Options& opts = config_.options;
   const std::vector<int> cpus = usableCpus();
   ranks_.resize(opts.nprocs);
+  std::vector<int> all(opts.nprocs);
+  for (int r = 0; r < opts.nprocs; ++r) all[r] = r;
+  const std::string registered = server_.registerRanks(all, getuid(), getgid());
   int devNull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   for (int r = 0; r < opts.nprocs; ++r) {
     SpawnSpec spec;
@@ -131,7 +134,7 @@ bool LocalJob::startRanks() {
     spec.argv = opts.app;
     spec.env = config_.baseEnv;
     if (opts.binding == Binding::Core) spec.cpu = cpus[r % cpus.size()];
-    std::string err = server_.registerRank(r, getuid(), getgid());
+    std::string err = registered;
     if (err.empty()) err = server_.setupFork(r, &spec.env);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};
     if (err.empty() && (pipe2(out, O_CLOEXEC) != 0 || pipe2(errp, O_CLOEXEC) != 0 ||

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace rrt::launcher {
 namespace {
@@ -358,15 +359,41 @@ std::string PmixServer::registerJob(const std::string& nspace, const JobMap& map
   return "";
 }
 
-std::string PmixServer::registerRank(int rank, uid_t uid, gid_t gid) {
-  pmix_proc_t proc;
-  PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
-  pmix_status_t rc = callAndWait(
-      [&](pmix_op_cbfunc_t cb, void* cbdata) {
-        return PMIx_server_register_client(&proc, uid, gid, nullptr, cb, cbdata);
-      },
-      kRegisterTimeoutSeconds);
-  if (rc != PMIX_SUCCESS) return pmixError("PMIx_server_register_client", rc);
+std::string PmixServer::registerRanks(const std::vector<int>& ranks, uid_t uid, gid_t gid) {
+  // All registrations are issued first and awaited together: one round trip through PMIx's
+  // thread instead of one per rank.
+  std::vector<OpWaitPtr> waits;
+  pmix_status_t rc = PMIX_SUCCESS;
+  for (int rank : ranks) {
+    pmix_proc_t proc;
+    PMIX_LOAD_PROCID(&proc, nspace_.c_str(), static_cast<pmix_rank_t>(rank));
+    auto wait = std::make_shared<OpWait>();
+    auto* holder = new OpWaitPtr(wait);
+    rc = PMIx_server_register_client(&proc, uid, gid, nullptr, opDone, holder);
+    if (rc == PMIX_OPERATION_SUCCEEDED) {
+      delete holder;
+      continue;
+    }
+    if (rc != PMIX_SUCCESS) {
+      delete holder;
+      break;
+    }
+    waits.push_back(wait);
+  }
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                      std::chrono::duration<double>(kRegisterTimeoutSeconds));
+  for (auto& wait : waits) {
+    std::unique_lock<std::mutex> lock(wait->mutex);
+    if (!wait->cv.wait_until(lock, deadline, [&] { return wait->done; })) {
+      rc = PMIX_ERR_TIMEOUT;
+    } else if (wait->status != PMIX_SUCCESS && rc == PMIX_SUCCESS) {
+      rc = wait->status;
+    }
+  }
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+    return pmixError("PMIx_server_register_client", rc);
+  }
   return "";
 }
 

@@ -1,7 +1,7 @@
 // PmixServer: rrun's side of PMIx, the libpmix server for the ranks started on this node.
 //
-// Lifecycle (main thread only): start() once, registerJob() once, then per rank registerRank()
-// and setupFork() before its fork, answer*() for upcalls popped from the UpcallQueue, and finally
+// Lifecycle (main thread only): start() once, registerJob() once, registerRanks(), then per rank
+// setupFork() before its fork, answer*() for upcalls popped from the UpcallQueue, and finally
 // shutdown(). PMIx is a process-wide singleton, so at most one PmixServer may exist.
 //
 // Threading: PMIx runs its own progress thread and calls the host module there. The module only
@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <vector>
 
 #include "launcher/job_map.h"
 #include "launcher/rank_env.h"
@@ -37,8 +38,8 @@ class PmixServer {
   // setup_application and setup_local_support for the local node. wdir: the ranks' working dir.
   std::string registerJob(const std::string& nspace, const JobMap& map, const std::string& wdir);
 
-  // Registers one local rank with the uid/gid it will run as.
-  std::string registerRank(int rank, uid_t uid, gid_t gid);
+  // Registers the local ranks with the uid/gid they will run as.
+  std::string registerRanks(const std::vector<int>& ranks, uid_t uid, gid_t gid);
 
   // Adds the PMIx variables a client needs (PMIX_NAMESPACE, PMIX_RANK, server URI, ...) to env.
   std::string setupFork(int rank, EnvList* env);
