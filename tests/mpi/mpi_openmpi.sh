@@ -23,11 +23,11 @@ while read -r name np rest; do
     "$MPICC" -O1 -o "$exe" "$top_srcdir/tests/mpi/$name.c" || { echo "FAIL $name: mpicc.openmpi"; failed=1; continue; }
   fi
   ompi=$outdir/$name.$np.openmpi
-  timeout 180 "$MPIRUN" --allow-run-as-root --oversubscribe -n "$np" "$exe" >"$ompi" 2>"$ompi.err"
+  timeout 180 "$MPIRUN" --allow-run-as-root --oversubscribe -n "$np" "$exe" >"$ompi" 2>"$ompi.err" </dev/null
   rc=$?
   rrt=$outdir/$name.$np.rrt
   if [ ! -s "$rrt" ]; then
-    "$top_builddir/rrun" -n "$np" --timeout 120 "$top_builddir/tests/mpi/$name" >"$rrt" 2>"$rrt.err"
+    "$top_builddir/rrun" -n "$np" --timeout 120 "$top_builddir/tests/mpi/$name" >"$rrt" 2>"$rrt.err" </dev/null
   fi
   if [ $rc -ne 0 ] || ! grep -qx "errors=0" "$ompi"; then
     echo "FAIL $name -n $np under Open MPI (exit $rc): the test itself is wrong"

@@ -12,7 +12,7 @@ failed=0
 while read -r name np rest; do
   case "$name" in '' | '#'*) continue ;; esac
   out=$outdir/$name.$np.rrt
-  "$top_builddir/rrun" -n "$np" --timeout 120 "$top_builddir/tests/mpi/$name" >"$out" 2>"$out.err"
+  "$top_builddir/rrun" -n "$np" --timeout 120 "$top_builddir/tests/mpi/$name" >"$out" 2>"$out.err" </dev/null
   rc=$?
   if [ $rc -eq 0 ] && grep -qx "errors=0" "$out"; then
     echo "PASS $name -n $np"
