@@ -195,21 +195,37 @@ static inline void *mp_alloc(size_t bytes) {
 }
 
 /* ---- size classes ------------------------------------------------------------------------- */
-/* 0, 1, T-1, T, T+1, 1 MiB (and max when larger), sorted, without duplicates.
- * Returns the number written to out (room for 8). */
+#define MP_MAX_CLASSES 24
+
+/* Adds x-1, x, x+1 for a threshold x. */
+static inline int mp_add_around(size_t *cand, int n, size_t x) {
+  if (x >= 1) cand[n++] = x - 1;
+  cand[n++] = x;
+  cand[n++] = x + 1;
+  return n;
+}
+
+/* 0, 1, T-1, T, T+1, 1 MiB and max; plus, when set in the environment, the same around
+ * RRT_SHM_CMA_THRESHOLD (copy pipeline -> CMA) and around one and three fragments of
+ * RRT_RNDV_COPY_FRAG. Sorted, without duplicates or sizes above max.
+ * Returns the number written to out (room for MP_MAX_CLASSES). */
 static inline int mp_size_classes(size_t t, size_t max, size_t *out) {
-  size_t cand[8];
+  size_t cand[MP_MAX_CLASSES], x;
   int n = 0, m = 0;
+  const char *v;
   cand[n++] = 0;
   cand[n++] = 1;
-  if (t >= 1) cand[n++] = t - 1;
-  cand[n++] = t;
-  cand[n++] = t + 1;
+  n = mp_add_around(cand, n, t);
   cand[n++] = (size_t)1 << 20;
   cand[n++] = max;
+  if ((v = getenv("RRT_SHM_CMA_THRESHOLD")) && mp_parse_size(v, &x)) n = mp_add_around(cand, n, x);
+  if ((v = getenv("RRT_RNDV_COPY_FRAG")) && mp_parse_size(v, &x) && x > 0) {
+    n = mp_add_around(cand, n, x);
+    n = mp_add_around(cand, n, 3 * x);
+  }
   for (int i = 0; i < n; ++i)
     for (int j = i + 1; j < n; ++j)
-      if (cand[j] < cand[i]) { size_t x = cand[i]; cand[i] = cand[j]; cand[j] = x; }
+      if (cand[j] < cand[i]) { size_t y = cand[i]; cand[i] = cand[j]; cand[j] = y; }
   for (int i = 0; i < n; ++i) {
     if (cand[i] > max) continue;
     if (m > 0 && out[m - 1] == cand[i]) continue;

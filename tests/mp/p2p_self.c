@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
   mp_init(&argc, &argv);
   size_t t = mp_eager_limit();
   size_t max = t + 1 > (1u << 20) ? t + 1 : (1u << 20);
-  size_t sizes[8];
+  size_t sizes[MP_MAX_CLASSES];
   int nsizes = mp_size_classes(t, max, sizes);
   unsigned char *sbuf = (unsigned char *)mp_alloc(max), *rbuf = (unsigned char *)mp_alloc(max);
 

@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
   MP_EXPECT_RC(RRT_ERR_RANK, rrt_send(&b, 1, RRT_CHAR, 1, 0, RRT_COMM_WORLD));
 
   size_t t = mp_eager_limit();
-  size_t sizes[8];
+  size_t sizes[MP_MAX_CLASSES];
   int nsizes = mp_size_classes(t, (size_t)4 << 20, sizes);
   unsigned char *sb = (unsigned char *)mp_alloc((size_t)4 << 20);
   unsigned char *rb = (unsigned char *)mp_alloc((size_t)4 << 20);

@@ -1,6 +1,7 @@
 /*
  * Every size class around the eager limit T (0, 1, T-1, T, T+1, 1 MiB, and up to --max or
- * 64 MiB with --big) between every pair of ranks, verified byte by byte, through three paths:
+ * 64 MiB with --big; also around RRT_SHM_CMA_THRESHOLD and RRT_RNDV_COPY_FRAG when those are
+ * set) between every pair of ranks, verified byte by byte, through three paths:
  *   1. non-blocking ring shifts with the receive posted first (expected-queue match),
  *   2. the same with the send posted first (unexpected-queue match),
  *   3. blocking send/recv between rank 0 and each other rank.
@@ -37,7 +38,7 @@ int main(int argc, char **argv) {
   size_t t = mp_eager_limit();
   size_t max = mp_arg_size(argc, argv, "--max", t + 1 > (1u << 20) ? t + 1 : (1u << 20));
   if (mp_has_arg(argc, argv, "--big")) max = (size_t)64 << 20;
-  size_t sizes[8];
+  size_t sizes[MP_MAX_CLASSES];
   int nsizes = mp_size_classes(t, max, sizes);
   if (mp_rank == 0) {
     printf("p2p_sizes: eager limit %zu, %d ranks, sizes:", t, mp_size);

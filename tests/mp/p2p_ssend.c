@@ -15,7 +15,7 @@
 int main(int argc, char **argv) {
   mp_init(&argc, &argv);
   size_t t = mp_eager_limit();
-  size_t sizes[8];
+  size_t sizes[MP_MAX_CLASSES];
   int nsizes = mp_size_classes(t, t + 1 > (1u << 20) ? t + 1 : (1u << 20), sizes);
   size_t max = sizes[nsizes - 1];
   unsigned char *buf = (unsigned char *)mp_alloc(max);
