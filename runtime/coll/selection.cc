@@ -101,10 +101,6 @@ const Rule kRules[] = {
   // kind           mem            ranks          class              bytes         algorithm
   {CK::Barrier,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "dissemination"},
 
-  {CK::Bcast,     MemType::Host, 1, 3,         RankClass::Any,     0,     kInf,  "binomial"},
-  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},
-  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     64*K,  2*M,   "scatter_allgather"},
-  {CK::Bcast,     MemType::Host, 4, kAnyRanks, RankClass::Any,     2*M,   kInf,  "chain"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "binomial"},
@@ -112,10 +108,10 @@ const Rule kRules[] = {
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     64*K,  kInf,  "rabenseifner"},
   {CK::Reduce,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
-  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "recursive_doubling"},
-  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
-  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     16*K,  1*M,   "rabenseifner"},
-  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     1*M,   kInf,  "ring"},
+  {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
+  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     16*K,  1*M,   "rabenseifner"},
+  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     1*M,   kInf,  "ring"},
+  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     16*K,  kInf,  "rabenseifner"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "recursive_doubling"},
 
   {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::Pow2,    0,     64*K,  "recursive_doubling"},

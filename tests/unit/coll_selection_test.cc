@@ -30,7 +30,8 @@ TEST(CollSelection, Defaults) {
     return std::string(selectFromTable(k, b, p, MemType::Host, c)->name);
   };
   EXPECT_EQ(pick(CollKind::Allreduce, 8, 4), "recursive_doubling");
-  EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4), "ring");
+  EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 2), "ring");
+  EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4), "rabenseifner");
   EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4, false), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allgather, 8, 4), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allgather, 8, 6), "bruck");
