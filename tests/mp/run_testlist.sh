@@ -11,9 +11,10 @@
 #             none: the program run directly as a world of one, launcher variables removed
 #             ompi: mpirun.openmpi --allow-run-as-root --oversubscribe -n NPROCS (skipped if absent)
 #   timeout   seconds for this line (default $MP_TIMEOUT or 120)
-# '#' starts a comment. A line passes when the launcher exits 0, the output has
-# "PASS NAME" and no line starting with "FAIL"; it is skipped when the program printed
-# "SKIP NAME: reason" and exited 0, or the launcher is absent (ompi). Prints "N passed, N failed, N skipped";
+# '#' starts a comment. A line passes when the launcher exits 0, the output has exactly one
+# "PASS NAME (NPROCS ranks)" line (so N singletons cannot pass for one job) and no line
+# starting with "FAIL". It is skipped when the program printed "SKIP NAME: reason" and exited
+# 0, or when mpirun.openmpi is absent (ompi). Prints "N passed, N failed, N skipped";
 # exits 1 on any failure, 77 when everything was skipped, else 0.
 # -v prints every test's output; -k runs only lines whose text matches REGEX.
 set -u
@@ -95,6 +96,9 @@ run_line() {
   elif [ $rc -ne 0 ]; then why="exit code $rc"
   elif grep -q '^FAIL' "$out"; then why="a rank reported FAIL"
   elif ! grep -q "^PASS $name\\b" "$out"; then why="no 'PASS $name' line in the output"
+  # Exactly one verdict, for the whole world: N separate singletons would print N lines.
+  elif [ "$(grep -c "^PASS $name\\b" "$out")" != 1 ] || ! grep -q "^PASS $name ($np ranks)" "$out"; then
+    why="want one 'PASS $name ($np ranks)' line, got: $(grep "^PASS $name" "$out" | sort | uniq -c | tr -s ' \n' ' ')"
   fi
   if [ -z "$why" ]; then
     echo "PASS: $label (${secs}s)"
