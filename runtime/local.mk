@@ -10,6 +10,7 @@ librrtint_la_SOURCES = \
 	runtime/core/progress.h runtime/core/progress.cc \
 	runtime/core/request.h runtime/core/request.cc \
 	runtime/core/datatype.h runtime/core/datatype.cc \
+	runtime/core/buffer_pool.h runtime/core/buffer_pool.cc \
 	runtime/memory/mem_type.h \
 	runtime/transport/transport.h
 librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl

@@ -60,12 +60,14 @@ struct rrt_request_s {
   rrt_status_t status{};         // source / tag / error / cancelled / bytes
 
   // --- protocol state ---
-  uint64_t remoteId = 0;         // the peer's request id (rendezvous)
+  uint64_t id = 0;               // this request's wire id (proto::RequestIds), 0 if none
+  uint64_t remoteId = 0;         // the peer's request id (rendezvous, synchronous send)
   size_t offset = 0;             // bytes moved so far (pipelined / fragmented paths)
   size_t remaining = 0;          // bytes still expected (receive) / unacknowledged (send)
   uint64_t remoteAddr = 0;       // rendezvous: the peer's buffer
   uint8_t rkey[rrt::transport::kMaxRkeyBytes];
   uint8_t rkeyLen = 0;
+  uint8_t rndvMode = 0;          // proto::wire::RndvMode of a rendezvous
   rrt::transport::MemHandle* memHandle = nullptr;  // registration of buf, if any
   rrt::transport::Completion completion;           // for get/put
   uint32_t seq = 0;              // message sequence number (per peer)

@@ -11,6 +11,8 @@
 
 #include <rrt/rrt.h>
 
+#include "runtime/core/status.h"
+
 namespace rrt::proto {
 
 struct Comm {
@@ -30,5 +32,18 @@ struct Comm {
 
 // Handle table: RRT_COMM_WORLD = 0, RRT_COMM_SELF = 1, others from dup/split.
 Comm* commLookup(rrt_comm_t handle);  // nullptr if unknown or freed
+
+}  // namespace rrt::proto
+
+namespace rrt::proto {
+
+// World and self, after the engine is up.
+void commInitPredefined(int worldRank, int worldSize);
+// Frees every communicator (finalize).
+void commFinalizeAll();
+// Collective over parent: the new communicator (nullptr for color RRT_UNDEFINED).
+Status commSplit(Comm& parent, int color, int key, Comm** out);
+Status commDup(Comm& parent, Comm** out);
+Status commFree(rrt_comm_t handle);
 
 }  // namespace rrt::proto

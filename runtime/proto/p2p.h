@@ -25,3 +25,9 @@ Status iprobe(Comm& comm, uint32_t ctx, int src, int tag, bool* found, rrt_statu
 Status cancel(core::Request* r);
 
 }  // namespace rrt::proto
+
+namespace rrt::proto {
+// Waits for r (driving progress), copies its status out (if status != nullptr), releases it,
+// and returns its error (Ok, or e.g. ErrTruncate / ErrProcFailed / ErrTimeout).
+Status waitRelease(core::Request* r, rrt_status_t* status);
+}  // namespace rrt::proto

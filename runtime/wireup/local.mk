@@ -1,1 +1,1 @@
-# runtime/wireup: targets of this folder (see the top-level Makefile.am)
+librrtint_la_SOURCES += runtime/wireup/wireup.h runtime/wireup/pmix_client.cc

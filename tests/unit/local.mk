@@ -1,1 +1,11 @@
-# tests/unit: targets of this folder (see tests/local.mk)
+# Unit tests of the core and the protocol layer (the transports and collectives have their own).
+check_PROGRAMS += tests/unit/core_test
+TESTS += tests/unit/core_test
+tests_unit_core_test_SOURCES = \
+	tests/unit/config_test.cc \
+	tests/unit/matching_test.cc \
+	tests/unit/wire_test.cc \
+	tests/unit/request_test.cc \
+	tests/unit/datatype_test.cc
+tests_unit_core_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_core_test_LDADD = $(UNIT_LDADD)

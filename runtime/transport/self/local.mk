@@ -1,1 +1,1 @@
-# runtime/transport/self: targets of this folder (see the top-level Makefile.am)
+librrtint_la_SOURCES += runtime/transport/self/self_transport.h runtime/transport/self/self_transport.cc

@@ -1,0 +1,129 @@
+// Communicators and datatypes.
+#include "runtime/api/api_check.h"
+#include "runtime/core/datatype.h"
+#include "runtime/proto/comm.h"
+
+using namespace rrt;
+
+#define ENTER_COMM(fn, handle)                               \
+  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));          \
+  proto::Comm* c = api::checkComm(fn, handle);               \
+  if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm)
+
+extern "C" {
+
+int rrt_comm_rank(rrt_comm_t comm, int* rank) {
+  ENTER_COMM("rrt_comm_rank", comm);
+  if (!rank) RRT_API_FAIL("rrt_comm_rank", c, Status::ErrArg);
+  *rank = c->rank;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_size(rrt_comm_t comm, int* size) {
+  ENTER_COMM("rrt_comm_size", comm);
+  if (!size) RRT_API_FAIL("rrt_comm_size", c, Status::ErrArg);
+  *size = c->size;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t* newcomm) {
+  ENTER_COMM("rrt_comm_dup", comm);
+  if (!newcomm) RRT_API_FAIL("rrt_comm_dup", c, Status::ErrArg);
+  proto::Comm* n = nullptr;
+  RRT_API_CHECK("rrt_comm_dup", c, proto::commDup(*c, &n));
+  *newcomm = n->handle;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t* newcomm) {
+  ENTER_COMM("rrt_comm_split", comm);
+  if (!newcomm) RRT_API_FAIL("rrt_comm_split", c, Status::ErrArg);
+  if (color < 0 && color != RRT_UNDEFINED) {
+    RRT_WARN("rrt_comm_split: color %d is negative (use RRT_UNDEFINED)", color);
+    RRT_API_FAIL("rrt_comm_split", c, Status::ErrArg);
+  }
+  proto::Comm* n = nullptr;
+  RRT_API_CHECK("rrt_comm_split", c, proto::commSplit(*c, color, key, &n));
+  *newcomm = n ? n->handle : RRT_COMM_NULL;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_free(rrt_comm_t* comm) {
+  RRT_API_CHECK("rrt_comm_free", nullptr, api::checkActive("rrt_comm_free"));
+  if (!comm) RRT_API_FAIL("rrt_comm_free", nullptr, Status::ErrArg);
+  if (*comm == RRT_COMM_WORLD || *comm == RRT_COMM_SELF) {
+    RRT_WARN("rrt_comm_free: cannot free a predefined communicator");
+    RRT_API_FAIL("rrt_comm_free", nullptr, Status::ErrComm);
+  }
+  if (!api::checkComm("rrt_comm_free", *comm)) RRT_API_FAIL("rrt_comm_free", nullptr, Status::ErrComm);
+  RRT_API_CHECK("rrt_comm_free", nullptr, proto::commFree(*comm));
+  *comm = RRT_COMM_NULL;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_world_rank(rrt_comm_t comm, int rank, int* world_rank) {
+  ENTER_COMM("rrt_comm_world_rank", comm);
+  if (!world_rank) RRT_API_FAIL("rrt_comm_world_rank", c, Status::ErrArg);
+  if (rank < 0 || rank >= c->size) {
+    RRT_WARN("rrt_comm_world_rank: rank %d out of range (size %d)", rank, c->size);
+    RRT_API_FAIL("rrt_comm_world_rank", c, Status::ErrRank);
+  }
+  *world_rank = c->worldRank(rank);
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_set_errhandler(rrt_comm_t comm, rrt_errhandler_t handler) {
+  ENTER_COMM("rrt_comm_set_errhandler", comm);
+  if (handler != RRT_ERRORS_RETURN && handler != RRT_ERRORS_ARE_FATAL) {
+    RRT_WARN("rrt_comm_set_errhandler: unknown handler %d", handler);
+    RRT_API_FAIL("rrt_comm_set_errhandler", c, Status::ErrArg);
+  }
+  c->errhandler = handler;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_get_errhandler(rrt_comm_t comm, rrt_errhandler_t* handler) {
+  ENTER_COMM("rrt_comm_get_errhandler", comm);
+  if (!handler) RRT_API_FAIL("rrt_comm_get_errhandler", c, Status::ErrArg);
+  *handler = c->errhandler;
+  return RRT_SUCCESS;
+}
+
+// ---- datatypes (usable before init: they are local) ----
+
+int rrt_type_contiguous(size_t count, rrt_datatype_t oldtype, rrt_datatype_t* newtype) {
+  if (!newtype) RRT_API_FAIL("rrt_type_contiguous", nullptr, Status::ErrArg);
+  Status st = core::typeContiguous(count, oldtype, newtype);
+  if (st != Status::Ok) RRT_WARN("rrt_type_contiguous: %s", statusName(st));
+  return api::finish("rrt_type_contiguous", nullptr, st);
+}
+
+int rrt_type_free(rrt_datatype_t* type) {
+  Status st = core::typeFree(type);
+  if (st != Status::Ok) RRT_WARN("rrt_type_free: not a derived datatype");
+  return api::finish("rrt_type_free", nullptr, st);
+}
+
+int rrt_type_size(rrt_datatype_t type, size_t* size) {
+  const core::TypeInfo* info;
+  RRT_API_CHECK("rrt_type_size", nullptr, api::checkType("rrt_type_size", type, &info));
+  if (!size) RRT_API_FAIL("rrt_type_size", nullptr, Status::ErrArg);
+  *size = info->size;
+  return RRT_SUCCESS;
+}
+
+int rrt_type_extent(rrt_datatype_t type, size_t* extent) { return rrt_type_size(type, extent); }
+
+int rrt_get_count(const rrt_status_t* status, rrt_datatype_t type, size_t* count) {
+  const core::TypeInfo* info;
+  RRT_API_CHECK("rrt_get_count", nullptr, api::checkType("rrt_get_count", type, &info));
+  if (!status || !count) RRT_API_FAIL("rrt_get_count", nullptr, Status::ErrArg);
+  if (info->size == 0) {
+    *count = 0;
+  } else {
+    *count = status->bytes % info->size ? RRT_COUNT_UNDEFINED : status->bytes / info->size;
+  }
+  return RRT_SUCCESS;
+}
+
+}  // extern "C"

@@ -1,0 +1,334 @@
+// Engine lifecycle, peers, progress and flow control. The message protocols are in
+// send.cc / recv.cc.
+#include "runtime/proto/engine.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "runtime/core/config.h"
+#include "runtime/core/log.h"
+#include "runtime/core/progress.h"
+#include "runtime/transport/self/self_transport.h"
+#include "runtime/transport/shm/shm_transport.h"
+
+namespace rrt::proto {
+
+using core::Request;
+using transport::Transport;
+
+Engine& engine() {
+  static Engine* e = new Engine;  // never destroyed: requests may outlive finalize
+  return *e;
+}
+
+namespace {
+
+// The transports rrt knows, in order of preference for a peer that several can reach.
+struct TransportEntry {
+  const char* name;
+  transport::TransportPtr (*create)(const transport::Context&, Status*);
+  bool needsLocalPeers;  // only worth creating when other ranks share the node
+};
+const TransportEntry kTransports[] = {
+    {"shm", &transport::shm::create, true},
+};
+
+bool listed(const std::string& list, const char* name) {
+  if (list == "auto" || list == "all") return true;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (item == name) return true;
+  return false;
+}
+
+int usableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+  return 1;
+}
+
+}  // namespace
+
+Status Engine::init() {
+  log::init();
+  RRT_TRY(wireup::init(&job_));
+  log::setRank(job_.rank);
+  stats_on_ = config::boolOr(config::Tunable::Stats, false);
+
+  transport::Context ctx;
+  ctx.rank = job_.rank;
+  ctx.size = job_.size;
+  ctx.localPeers = job_.localPeers;
+  ctx.nodeOf = job_.nodeOf;
+  ctx.jobId = job_.jobId;
+  ctx.amHandler = &Engine::onAm;
+  ctx.peerFailed = &Engine::onPeerFailed;
+  ctx.handlerArg = this;
+
+  Status st;
+  transports_.push_back(transport::self::create(ctx, &st));
+  const std::string& wanted = config::value(config::Tunable::Transports);
+  for (const TransportEntry& t : kTransports) {
+    if (!listed(wanted, t.name)) continue;
+    if (t.needsLocalPeers && job_.localPeers.size() < 2) continue;
+    transport::TransportPtr tx = t.create(ctx, &st);
+    if (!tx) {
+      RRT_WARN("transport %s unavailable: %s", t.name, statusName(st));
+      continue;
+    }
+    transports_.push_back(std::move(tx));
+  }
+  for (auto& tx : transports_) {
+    std::vector<uint8_t> blob;
+    RRT_TRY(tx->address(&blob));
+    if (!blob.empty())
+      RRT_TRY(wireup::publish(std::string("rrt.") + tx->name(), blob.data(), blob.size()));
+  }
+  RRT_TRY(wireup::fence());
+  for (auto& tx : transports_) RRT_TRY(tx->start());
+
+  stats_.assign(transports_.size(), TransportStats{});
+  peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
+  core::configureWaiting(static_cast<int>(job_.localPeers.size()), usableCores());
+  core::addPoller(&Engine::poll, this);
+  active_ = true;
+  return Status::Ok;
+}
+
+void Engine::finalize() {
+  if (!active_) return;
+  // Control messages (FIN, Ack) peers still wait for must leave before we do.
+  double deadline = core::now() + 5.0;
+  while ((!pendingPeers_.empty() || !getRetry_.empty()) && core::now() < deadline) {
+    if (core::progress() == 0) sched_yield();
+  }
+  if (stats_on_) printStats();
+  (void)wireup::fence();  // nobody leaves while a peer may still read our memory
+  core::removePoller(&Engine::poll, this);
+  transports_.clear();
+  wireup::finalize();
+  active_ = false;
+}
+
+Peer* Engine::connect(int w) {
+  Peer& p = peers_[static_cast<size_t>(w)];
+  if (p.failed) return &p;
+  for (auto& tx : transports_) {
+    if (!tx->reachable(w)) continue;
+    std::vector<uint8_t> blob;
+    if (strcmp(tx->name(), "self") != 0 &&
+        wireup::lookup(w, std::string("rrt.") + tx->name(), &blob) != Status::Ok) {
+      RRT_WARN("no %s address for rank %d", tx->name(), w);
+      continue;
+    }
+    Status st = tx->connect(w, blob.data(), blob.size());
+    if (st != Status::Ok) {
+      RRT_WARN("%s: cannot connect to rank %d: %s", tx->name(), w, statusName(st));
+      continue;
+    }
+    p.tx = tx.get();
+    choosePeerProto(w, p);
+    RRT_DEBUG("rank %d via %s: eager <= %zu, zero-copy from %zu (%s)", w, tx->name(),
+              p.proto.eagerLimit, p.proto.zcopyThreshold,
+              p.proto.zcopyMode == wire::RndvMode::Get   ? "get"
+              : p.proto.zcopyMode == wire::RndvMode::Put ? "put"
+                                                         : "copy");
+    return &p;
+  }
+  RRT_ERROR("no transport reaches rank %d", w);
+  p.failed = true;
+  return &p;
+}
+
+void Engine::choosePeerProto(int w, Peer& p) {
+  const transport::Caps& caps = p.tx->caps();
+  PeerProto& pp = p.proto;
+  const size_t maxAmPayload = caps.maxAm - sizeof(wire::EagerSyncHeader);
+  pp.eagerLimit = config::sizeOr(config::Tunable::EagerLimit, caps.eagerDefault);
+  size_t frag = config::sizeOr(config::Tunable::RndvCopyFrag, 64 * 1024);
+  pp.amPayload = std::max<size_t>(64, std::min(frag, caps.maxAm) - sizeof(wire::DataHeader));
+  pp.amPayload = std::min(pp.amPayload, maxAmPayload);
+
+  const bool canGet = caps.flags & transport::kGetZcopy;
+  const bool canPut = caps.flags & transport::kPutZcopy;
+  const std::string& mode = config::value(config::Tunable::RndvProto);
+  pp.zcopyThreshold = std::max(caps.minZcopy, pp.eagerLimit + 1);
+  if (strcmp(p.tx->name(), "shm") == 0)
+    pp.zcopyThreshold = config::sizeOr(config::Tunable::ShmCmaThreshold, pp.zcopyThreshold);
+  if (mode == "get" && canGet) {
+    pp.zcopyMode = wire::RndvMode::Get;
+    pp.zcopyThreshold = 0;
+  } else if (mode == "put" && canPut) {
+    pp.zcopyMode = wire::RndvMode::Put;
+    pp.zcopyThreshold = 0;
+  } else if (mode == "copy") {
+    pp.zcopyMode = wire::RndvMode::Copy;
+  } else {
+    if (mode != "auto") RRT_WARN("RRT_RNDV_PROTO=%s not possible to rank %d: using auto", mode.c_str(), w);
+    pp.zcopyMode = canGet ? wire::RndvMode::Get : canPut ? wire::RndvMode::Put : wire::RndvMode::Copy;
+  }
+}
+
+const char* Engine::protocolFor(int w, size_t bytes) {
+  Peer* p = peer(w);
+  if (!p || !p->tx) return "unreachable";
+  if (bytes <= p->proto.eagerLimit) return "eager";
+  if (bytes < p->proto.zcopyThreshold) return "rendezvous/copy";
+  switch (p->proto.zcopyMode) {
+    case wire::RndvMode::Get: return "rendezvous/get";
+    case wire::RndvMode::Put: return "rendezvous/put";
+    default: return "rendezvous/copy";
+  }
+}
+
+// ---- flow control ---------------------------------------------------------------------------
+
+void Engine::queuePending(Peer& p, Request* r) {
+  p.pending.pushBack(r);
+  if (!p.inPendingList) {
+    p.inPendingList = true;
+    pendingPeers_.push_back(static_cast<int>(&p - peers_.data()));
+  }
+}
+
+void Engine::sendCtl(int w, transport::AmId id, const void* hdr, size_t len) {
+  Peer& p = peers_[static_cast<size_t>(w)];
+  if (p.failed || !p.tx) return;
+  if (p.ctlHead == p.ctl.size()) {
+    Status st = p.tx->amSend(w, id, hdr, len, nullptr, 0);
+    if (st == Status::Ok) return;
+    if (st != Status::NoResource) {
+      RRT_WARN("control message to rank %d failed: %s", w, statusName(st));
+      return;
+    }
+  }
+  PendingCtl c;
+  c.id = id;
+  c.len = static_cast<uint8_t>(len);
+  memcpy(c.bytes, hdr, len);
+  p.ctl.push_back(c);
+  if (!p.inPendingList) {
+    p.inPendingList = true;
+    pendingPeers_.push_back(w);
+  }
+}
+
+int Engine::flushPending() {
+  int events = 0;
+  for (size_t i = 0; i < pendingPeers_.size();) {
+    int w = pendingPeers_[i];
+    Peer& p = peers_[static_cast<size_t>(w)];
+    bool blocked = false;
+    while (p.ctlHead < p.ctl.size()) {
+      const PendingCtl& c = p.ctl[p.ctlHead];
+      Status st = p.tx->amSend(w, c.id, c.bytes, c.len, nullptr, 0);
+      if (st == Status::NoResource) {
+        blocked = true;
+        break;
+      }
+      ++p.ctlHead;
+      ++events;
+    }
+    if (p.ctlHead == p.ctl.size()) {
+      p.ctl.clear();
+      p.ctlHead = 0;
+    }
+    while (!blocked && !p.pending.empty()) {
+      Request* r = p.pending.popFront();
+      Status st = progressSend(p, r);
+      if (st == Status::NoResource) {
+        p.pending.pushFront(r);
+        blocked = true;
+      } else {
+        ++events;
+      }
+    }
+    if (p.pending.empty() && p.ctl.empty()) {
+      p.inPendingList = false;
+      pendingPeers_[i] = pendingPeers_.back();
+      pendingPeers_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  for (size_t n = getRetry_.size(); n > 0; --n) {
+    issueGets(getRetry_.popFront());  // may queue itself again
+    ++events;
+  }
+  return events;
+}
+
+int Engine::poll(void* arg) {
+  Engine* e = static_cast<Engine*>(arg);
+  int events = 0;
+  for (auto& tx : e->transports_) events += tx->progress();
+  if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) events += e->flushPending();
+  return events;
+}
+
+// ---- failures -------------------------------------------------------------------------------
+
+void Engine::onPeerFailed(void* arg, int peer, Status why) {
+  static_cast<Engine*>(arg)->failPeer(peer, why);
+}
+
+void Engine::failPeer(int w, Status why) {
+  if (w < 0 || w >= job_.size) return;
+  Peer& p = peers_[static_cast<size_t>(w)];
+  if (p.failed) return;
+  p.failed = true;
+  RRT_WARN("rank %d failed (%s): failing its operations", w, statusName(why));
+  while (Request* r = p.pending.popFront()) finishSend(r, Status::ErrProcFailed);
+  p.ctl.clear();
+  p.ctlHead = 0;
+  if (p.rxEager) {
+    Request* r = p.rxEager;
+    p.rxEager = nullptr;
+    if (r->phase == static_cast<uint8_t>(Phase::RecvEager)) finishRecv(r, Status::ErrProcFailed);
+  }
+  std::vector<Request*> inFlight;
+  ids_.forEach([&](Request* r) {
+    if (r->peer == w) inFlight.push_back(r);
+  });
+  for (Request* r : inFlight) {
+    if (r->kind == core::ReqKind::Send) finishSend(r, Status::ErrProcFailed);
+    else finishRecv(r, Status::ErrProcFailed);
+  }
+  // Posted receives that name this peer can never match now.
+  for (MatchQueues* q : matcher_.all()) {
+    if (!q) continue;
+    std::vector<Request*> dead;
+    for (Request* r = q->posted().front(); r; r = q->posted().next(r))
+      if (r->srcRank >= 0 && r->comm && r->comm->worldRank(r->srcRank) == w) dead.push_back(r);
+    for (Request* r : dead) {
+      q->posted().remove(r);
+      finishRecv(r, Status::ErrProcFailed);
+    }
+  }
+}
+
+void Engine::printStats() {
+  std::vector<TransportStats> per(transports_.size());
+  for (const Peer& p : peers_) {
+    for (size_t t = 0; t < transports_.size(); ++t)
+      if (p.tx == transports_[t].get()) {
+        per[t].msgs += p.msgsSent;
+        per[t].bytes += p.bytesSent;
+      }
+  }
+  std::string line;
+  for (size_t t = 0; t < transports_.size(); ++t) {
+    char buf[128];
+    snprintf(buf, sizeof buf, "%s%s %llu msgs %llu bytes", t ? ", " : "", transports_[t]->name(),
+             static_cast<unsigned long long>(per[t].msgs),
+             static_cast<unsigned long long>(per[t].bytes));
+    line += buf;
+  }
+  fprintf(stderr, "[rrt %d] stats: sent %s\n", job_.rank, line.c_str());
+}
+
+}  // namespace rrt::proto

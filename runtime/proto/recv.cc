@@ -1,0 +1,362 @@
+// The receiving side: active-message dispatch, matching of eager messages and RTS against
+// posted receives (or the unexpected queue), and the receiver's half of the rendezvous.
+// Everything that arrives from a peer is checked before use: a malformed message is logged
+// and dropped, never trusted.
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/core/buffer_pool.h"
+#include "runtime/core/log.h"
+#include "runtime/proto/engine.h"
+
+namespace rrt::proto {
+
+using core::Request;
+
+namespace {
+
+inline void setMatched(Request* r, const wire::MatchHeader& m, int srcWorld, size_t total) {
+  r->status.source = m.src;
+  r->status.tag = m.tag;
+  r->status.bytes = std::min(total, r->bytes);
+  if (total > r->bytes) r->status.error = RRT_ERR_TRUNCATE;
+  r->peer = srcWorld;
+}
+
+inline void copyIn(Request* r, size_t offset, const void* data, size_t len) {
+  // Bytes past the receive buffer are dropped (truncation); the status says so.
+  if (offset >= r->bytes) return;
+  memcpy(static_cast<char*>(r->buf) + offset, data, std::min(len, r->bytes - offset));
+}
+
+}  // namespace
+
+void Engine::onAm(void* arg, int src, transport::AmId id, const void* data, size_t len) {
+  Engine* e = static_cast<Engine*>(arg);
+  if (src < 0 || src >= e->job_.size) {
+    RRT_WARN("message from invalid rank %d dropped", src);
+    return;
+  }
+  const uint8_t* d = static_cast<const uint8_t*>(data);
+  switch (id) {
+    case wire::kEager: e->onEager(src, d, len, false); break;
+    case wire::kEagerSync: e->onEager(src, d, len, true); break;
+    case wire::kEagerFrag: e->onEagerFrag(src, d, len); break;
+    case wire::kRts: e->onRts(src, d, len); break;
+    case wire::kCts: e->onCts(src, d, len); break;
+    case wire::kData: e->onData(src, d, len); break;
+    case wire::kFin: e->onFin(src, d, len); break;
+    case wire::kAck: e->onAck(src, d, len); break;
+    default: RRT_WARN("unknown message id %u from rank %d dropped", id, src);
+  }
+}
+
+void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
+  wire::EagerSyncHeader h;
+  const size_t hlen = sync ? sizeof(wire::EagerSyncHeader) : sizeof(wire::EagerHeader);
+  if (len < hlen) {
+    RRT_WARN("short eager message (%zu bytes) from rank %d dropped", len, src);
+    return;
+  }
+  memcpy(&h, data, hlen);
+  const size_t plen = len - hlen;
+  const uint8_t* payload = data + hlen;
+  Peer& p = peers_[static_cast<size_t>(src)];
+  if (h.e.total < plen || p.rxEager) {
+    RRT_WARN("inconsistent eager message from rank %d dropped", src);
+    return;
+  }
+  if (h.e.m.seq != p.recvSeq)
+    RRT_DEBUG("rank %d: sequence %u, expected %u", src, h.e.m.seq, p.recvSeq);
+  p.recvSeq = h.e.m.seq + 1;
+
+  Request* r = matcher_.queues(h.e.m.ctx).takePosted(h.e.m.src, h.e.m.tag);
+  if (r) {
+    setMatched(r, h.e.m, src, h.e.total);
+    copyIn(r, 0, payload, plen);
+    if (sync) {
+      wire::FinHeader a{h.sreq};
+      sendCtl(src, wire::kAck, &a, sizeof a);
+    }
+    if (plen < h.e.total) {
+      r->phase = static_cast<uint8_t>(Phase::RecvEager);
+      r->offset = plen;
+      r->remaining = h.e.total;
+      p.rxEager = r;
+    } else {
+      finishRecv(r, Status::Ok);
+    }
+    return;
+  }
+  // Unexpected: keep header and data until a receive asks for them.
+  Request* u = core::requestAlloc(core::ReqKind::Recv);
+  u->internal = true;
+  u->phase = static_cast<uint8_t>(Phase::UnexpEager);
+  u->ctx = h.e.m.ctx;
+  u->srcRank = h.e.m.src;
+  u->tag = h.e.m.tag;
+  u->peer = src;
+  u->remaining = h.e.total;
+  u->offset = plen;
+  u->buf = core::bufferGet(h.e.total);
+  u->bytes = h.e.total;
+  if (sync) {
+    u->flags |= core::kSendSync;
+    u->remoteId = h.sreq;
+  }
+  if (plen) memcpy(u->buf, payload, plen);
+  if (plen < h.e.total) p.rxEager = u;
+  matcher_.queues(h.e.m.ctx).addUnexpected(u);
+}
+
+void Engine::onEagerFrag(int src, const uint8_t* data, size_t len) {
+  Peer& p = peers_[static_cast<size_t>(src)];
+  Request* r = p.rxEager;
+  if (!r || r->offset + len > r->remaining) {
+    RRT_WARN("stray eager fragment (%zu bytes) from rank %d dropped", len, src);
+    return;
+  }
+  copyIn(r, r->offset, data, len);
+  r->offset += len;
+  if (r->offset < r->remaining) return;
+  p.rxEager = nullptr;
+  if (r->phase == static_cast<uint8_t>(Phase::RecvEager)) finishRecv(r, Status::Ok);
+  // An unexpected message is now whole; it waits in the queue for its receive.
+}
+
+void Engine::onRts(int src, const uint8_t* data, size_t len) {
+  wire::RtsHeader h;
+  if (len < sizeof h) {
+    RRT_WARN("short RTS (%zu bytes) from rank %d dropped", len, src);
+    return;
+  }
+  memcpy(&h, data, sizeof h);
+  if (h.rkeyLen > transport::kMaxRkeyBytes || len < sizeof h + h.rkeyLen ||
+      h.mode > static_cast<uint8_t>(wire::RndvMode::Copy)) {
+    RRT_WARN("malformed RTS from rank %d dropped", src);
+    return;
+  }
+  Peer& p = peers_[static_cast<size_t>(src)];
+  p.recvSeq = h.m.seq + 1;
+  const uint8_t* rkey = data + sizeof h;
+  Request* r = matcher_.queues(h.m.ctx).takePosted(h.m.src, h.m.tag);
+  if (r) {
+    setMatched(r, h.m, src, h.size);
+    startRndvRecv(r, h, rkey);
+    return;
+  }
+  Request* u = core::requestAlloc(core::ReqKind::Recv);
+  u->internal = true;
+  u->phase = static_cast<uint8_t>(Phase::UnexpRts);
+  u->ctx = h.m.ctx;
+  u->srcRank = h.m.src;
+  u->tag = h.m.tag;
+  u->peer = src;
+  u->remoteId = h.sreq;
+  u->remaining = h.size;
+  u->remoteAddr = h.addr;
+  u->rndvMode = h.mode;
+  u->memType = static_cast<memory::MemType>(h.memType);
+  u->rkeyLen = h.rkeyLen;
+  memcpy(u->rkey, rkey, h.rkeyLen);
+  matcher_.queues(h.m.ctx).addUnexpected(u);
+}
+
+void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t* rkey) {
+  const int w = r->peer;
+  Peer& p = peers_[static_cast<size_t>(w)];
+  r->remoteId = rts.sreq;
+  r->remaining = std::min<uint64_t>(rts.size, r->bytes);  // bytes we take
+  r->offset = 0;
+  r->outstanding = 0;
+  if (r->remaining == 0) {
+    wire::FinHeader f{rts.sreq};
+    sendCtl(w, wire::kFin, &f, sizeof f);
+    finishRecv(r, Status::Ok);
+    return;
+  }
+  auto mode = static_cast<wire::RndvMode>(rts.mode);
+  if (mode == wire::RndvMode::Get && !(p.tx->caps().flags & transport::kGetZcopy))
+    mode = wire::RndvMode::Copy;
+  if (mode == wire::RndvMode::Get) {
+    r->remoteAddr = rts.addr;
+    r->rkeyLen = rts.rkeyLen;
+    memcpy(r->rkey, rkey, rts.rkeyLen);
+    r->rndvMode = static_cast<uint8_t>(mode);
+    if (p.tx->caps().flags & transport::kNeedsReg) {
+      Status st = p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      if (st != Status::Ok) mode = wire::RndvMode::Copy;
+    }
+    if (mode == wire::RndvMode::Get) {
+      r->phase = static_cast<uint8_t>(Phase::GetIssue);
+      issueGets(r);
+      return;
+    }
+  }
+  // Put or Copy: tell the sender where the data goes.
+  r->id = ids_.add(r);
+  struct {
+    wire::CtsHeader c;
+    uint8_t rkey[transport::kMaxRkeyBytes];
+  } msg{};
+  msg.c.sreq = rts.sreq;
+  msg.c.rreq = r->id;
+  msg.c.len = r->remaining;
+  msg.c.mode = static_cast<uint8_t>(mode == wire::RndvMode::Put ? wire::RndvMode::Put
+                                                                  : wire::RndvMode::Copy);
+  if (mode == wire::RndvMode::Put) {
+    if (p.tx->caps().flags & transport::kNeedsReg) {
+      Status st = p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      if (st != Status::Ok) msg.c.mode = static_cast<uint8_t>(wire::RndvMode::Copy);
+    }
+    if (msg.c.mode == static_cast<uint8_t>(wire::RndvMode::Put)) {
+      msg.c.addr = reinterpret_cast<uint64_t>(r->buf);
+      msg.c.rkeyLen = static_cast<uint8_t>(p.tx->rkeyPack(r->memHandle, msg.rkey));
+    }
+  }
+  r->phase = static_cast<uint8_t>(msg.c.mode == static_cast<uint8_t>(wire::RndvMode::Put)
+                                      ? Phase::RecvWaitFin
+                                      : Phase::RecvData);
+  sendCtl(w, wire::kCts, &msg, sizeof msg.c + msg.c.rkeyLen);
+}
+
+void Engine::issueGets(Request* r) {
+  const int w = r->peer;
+  Peer& p = peers_[static_cast<size_t>(w)];
+  if (p.failed) {
+    finishRecv(r, Status::ErrProcFailed);
+    return;
+  }
+  const size_t maxChunk = std::max<size_t>(1, p.tx->caps().maxZcopy);
+  while (r->offset < r->remaining) {
+    const size_t chunk = std::min(r->remaining - r->offset, maxChunk);
+    r->completion.fn = &Engine::onGetDone;
+    Status st = p.tx->get(w, static_cast<char*>(r->buf) + r->offset, chunk, r->memHandle,
+                          r->remoteAddr + r->offset, r->rkey, r->rkeyLen, &r->completion);
+    if (st == Status::InProgress) {
+      ++r->outstanding;
+    } else if (st == Status::NoResource) {
+      getRetry_.pushBack(r);
+      return;
+    } else if (st == Status::ErrUnsupported && r->offset == 0 && r->outstanding == 0) {
+      // One-sided access refused (e.g. CMA denied): fall back to the pipelined copy.
+      RRT_INFO("get from rank %d refused: pipelined copy instead", w);
+      wire::RtsHeader rts{};
+      rts.sreq = r->remoteId;
+      rts.size = r->remaining;
+      rts.mode = static_cast<uint8_t>(wire::RndvMode::Copy);
+      if (r->memHandle) {
+        p.tx->memDereg(r->memHandle);
+        r->memHandle = nullptr;
+      }
+      startRndvRecv(r, rts, nullptr);
+      return;
+    } else if (st != Status::Ok) {
+      // Stop issuing; the sender is released either way (its part is done).
+      r->status.error = static_cast<int>(st);
+      r->remaining = r->offset;
+      if (r->outstanding == 0) {
+        wire::FinHeader f{r->remoteId};
+        sendCtl(w, wire::kFin, &f, sizeof f);
+        finishRecv(r, st);
+      }
+      return;
+    }
+    r->offset += chunk;
+  }
+  if (r->outstanding == 0) {
+    wire::FinHeader f{r->remoteId};
+    sendCtl(w, wire::kFin, &f, sizeof f);
+    finishRecv(r, Status::Ok);
+  }
+}
+
+void Engine::onGetDone(transport::Completion* c, Status s) {
+  Request* r = reinterpret_cast<Request*>(reinterpret_cast<char*>(c) - offsetof(Request, completion));
+  Engine& e = engine();
+  --r->outstanding;
+  if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
+  if (r->outstanding == 0 && r->offset == r->remaining) {
+    wire::FinHeader f{r->remoteId};
+    e.sendCtl(r->peer, wire::kFin, &f, sizeof f);
+    e.finishRecv(r, Status::Ok);
+  }
+}
+
+void Engine::onData(int src, const uint8_t* data, size_t len) {
+  wire::DataHeader d;
+  if (len < sizeof d) return;
+  memcpy(&d, data, sizeof d);
+  const size_t plen = len - sizeof d;
+  Request* r = ids_.find(d.rreq);
+  if (!r || r->peer != src || r->phase != static_cast<uint8_t>(Phase::RecvData) ||
+      d.offset > r->remaining || plen > r->remaining - d.offset) {
+    RRT_WARN("Data fragment for unknown request or out of bounds from rank %d dropped", src);
+    return;
+  }
+  memcpy(static_cast<char*>(r->buf) + d.offset, data + sizeof d, plen);
+  r->offset += plen;
+  if (r->offset >= r->remaining) finishRecv(r, Status::Ok);
+}
+
+void Engine::finishRecv(Request* r, Status s) {
+  if (r->id) {
+    ids_.remove(r->id);
+    r->id = 0;
+  }
+  if (r->memHandle) {
+    Peer& p = peers_[static_cast<size_t>(r->peer)];
+    if (p.tx) p.tx->memDereg(r->memHandle);
+    r->memHandle = nullptr;
+  }
+  core::requestComplete(r, s);
+}
+
+// ---- posting receives -----------------------------------------------------------------------
+
+void Engine::startRecv(Request* r) {
+  MatchQueues& q = matcher_.queues(r->ctx);
+  Request* u = q.findUnexpected(r->srcRank, r->tag, true);
+  if (!u) {
+    q.post(r);
+    return;
+  }
+  wire::MatchHeader m{u->ctx, u->srcRank, u->tag, 0};
+  setMatched(r, m, u->peer, u->remaining);
+  if (u->phase == static_cast<uint8_t>(Phase::UnexpRts)) {
+    wire::RtsHeader rts{};
+    rts.sreq = u->remoteId;
+    rts.size = u->remaining;
+    rts.addr = u->remoteAddr;
+    rts.mode = u->rndvMode;
+    rts.rkeyLen = u->rkeyLen;
+    rts.memType = static_cast<uint8_t>(u->memType);
+    uint8_t rkey[transport::kMaxRkeyBytes];
+    memcpy(rkey, u->rkey, u->rkeyLen);
+    core::requestRelease(u);
+    startRndvRecv(r, rts, rkey);
+    return;
+  }
+  matchEager(r, u, peers_[static_cast<size_t>(u->peer)]);
+}
+
+void Engine::matchEager(Request* r, Request* u, Peer& p) {
+  copyIn(r, 0, u->buf, u->offset);
+  if (u->flags & core::kSendSync) {
+    wire::FinHeader a{u->remoteId};
+    sendCtl(u->peer, wire::kAck, &a, sizeof a);
+  }
+  const bool whole = u->offset >= u->remaining;
+  if (!whole) {
+    // Fragments still arriving: they go straight to the user's buffer from now on.
+    r->phase = static_cast<uint8_t>(Phase::RecvEager);
+    r->offset = u->offset;
+    r->remaining = u->remaining;
+    p.rxEager = r;
+  }
+  core::bufferPut(u->buf, u->bytes);
+  core::requestRelease(u);
+  if (whole) finishRecv(r, Status::Ok);
+}
+
+}  // namespace rrt::proto

@@ -1,0 +1,291 @@
+// The sending side of the protocols: eager (single and fragmented), synchronous eager, and
+// the sender's half of the rendezvous (RTS, then put or Data fragments after a CTS).
+#include <algorithm>
+#include <cstring>
+
+#include "runtime/core/log.h"
+#include "runtime/proto/engine.h"
+#include "runtime/proto/p2p.h"
+
+namespace rrt::proto {
+
+using core::Request;
+
+namespace {
+constexpr uint8_t kHeaderSent = 1u << 6;  // Request::flags: the opening message is out
+constexpr uint8_t kAcked = 1u << 5;       // Request::flags: the Ack came before the last fragment
+
+inline void fillMatch(wire::MatchHeader* m, const Request* r) {
+  m->ctx = r->ctx;
+  m->src = r->comm->rank;
+  m->tag = r->tag;
+  m->seq = r->seq;
+}
+}  // namespace
+
+Status Engine::trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst,
+                             int tag) {
+  const int w = comm.worldRank(dst);
+  Peer* p = peer(w);
+  if (!p->tx || p->failed) return Status::NoResource;  // the request path reports the error
+  if (bytes > p->proto.eagerLimit || bytes > p->proto.amPayload || !p->pending.empty())
+    return Status::NoResource;
+  wire::EagerHeader h;
+  h.m.ctx = ctx;
+  h.m.src = comm.rank;
+  h.m.tag = tag;
+  h.m.seq = p->sendSeq;
+  h.total = bytes;
+  Status st = p->tx->amSend(w, wire::kEager, &h, sizeof h, buf, bytes);
+  if (st == Status::Ok) {
+    ++p->sendSeq;
+    ++p->msgsSent;
+    p->bytesSent += bytes;
+  }
+  return st == Status::Ok ? Status::Ok : Status::NoResource;
+}
+
+Status Engine::startSend(Request* r) {
+  Peer* p = peer(r->peer);
+  if (!p->tx || p->failed) return Status::ErrProcFailed;
+  const PeerProto& pp = p->proto;
+  if (r->bytes <= pp.eagerLimit) {
+    r->phase = static_cast<uint8_t>(Phase::EagerSend);
+    if (r->flags & core::kSendSync) r->id = ids_.add(r);
+  } else {
+    auto mode = r->bytes >= pp.zcopyThreshold ? pp.zcopyMode : wire::RndvMode::Copy;
+    r->rndvMode = static_cast<uint8_t>(mode);
+    r->id = ids_.add(r);
+    if (mode == wire::RndvMode::Get && (p->tx->caps().flags & transport::kNeedsReg)) {
+      Status st = p->tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      if (st != Status::Ok) {
+        ids_.remove(r->id);
+        return st;
+      }
+    }
+    if (mode == wire::RndvMode::Get)
+      r->rkeyLen = static_cast<uint8_t>(p->tx->rkeyPack(r->memHandle, r->rkey));
+    r->phase = static_cast<uint8_t>(Phase::RtsSend);
+  }
+  r->seq = p->sendSeq++;
+  ++p->msgsSent;
+  p->bytesSent += r->bytes;
+  if (!p->pending.empty()) {
+    queuePending(*p, r);
+    return Status::Ok;
+  }
+  Status st = progressSend(*p, r);
+  if (st == Status::NoResource) queuePending(*p, r);
+  return Status::Ok;
+}
+
+// Moves r as far as the transport allows. NoResource: call again later (r is not queued by
+// this function). Anything else: r has been advanced to a waiting phase or completed.
+Status Engine::progressSend(Peer& p, Request* r) {
+  transport::Transport* tx = p.tx;
+  const int w = r->peer;
+  switch (static_cast<Phase>(r->phase)) {
+    case Phase::EagerSend: {
+      const bool sync = r->flags & core::kSendSync;
+      if (!(r->flags & kHeaderSent)) {
+        wire::EagerSyncHeader h;
+        fillMatch(&h.e.m, r);
+        h.e.total = r->bytes;
+        h.sreq = r->id;
+        const size_t hlen = sync ? sizeof(wire::EagerSyncHeader) : sizeof(wire::EagerHeader);
+        const size_t first = std::min(r->bytes, p.proto.amPayload);
+        Status st = tx->amSend(w, sync ? wire::kEagerSync : wire::kEager, &h, hlen, r->buf, first);
+        if (st != Status::Ok) {
+          if (st != Status::NoResource) finishSend(r, st);
+          return st;
+        }
+        r->flags |= kHeaderSent;
+        r->offset = first;
+      }
+      while (r->offset < r->bytes) {
+        const size_t chunk = std::min(r->bytes - r->offset, p.proto.amPayload);
+        Status st = tx->amSend(w, wire::kEagerFrag, nullptr, 0,
+                               static_cast<const char*>(r->buf) + r->offset, chunk);
+        if (st != Status::Ok) {
+          if (st != Status::NoResource) finishSend(r, st);
+          return st;
+        }
+        r->offset += chunk;
+      }
+      if (sync && !(r->flags & kAcked)) {
+        r->phase = static_cast<uint8_t>(Phase::WaitAck);
+      } else {
+        finishSend(r, Status::Ok);
+      }
+      return Status::Ok;
+    }
+    case Phase::RtsSend: {
+      wire::RtsHeader h{};
+      fillMatch(&h.m, r);
+      h.sreq = r->id;
+      h.size = r->bytes;
+      h.addr = reinterpret_cast<uint64_t>(r->buf);
+      h.mode = r->rndvMode;
+      h.rkeyLen = r->rkeyLen;
+      h.memType = static_cast<uint8_t>(r->memType);
+      Status st = tx->amSend(w, wire::kRts, &h, sizeof h, r->rkey, r->rkeyLen);
+      if (st != Status::Ok) {
+        if (st != Status::NoResource) finishSend(r, st);
+        return st;
+      }
+      r->phase = static_cast<uint8_t>(r->rndvMode == static_cast<uint8_t>(wire::RndvMode::Get)
+                                          ? Phase::WaitFin
+                                          : Phase::WaitCts);
+      return Status::Ok;
+    }
+    case Phase::PutSend: {
+      const size_t maxChunk = std::max<size_t>(1, tx->caps().maxZcopy);
+      while (r->offset < r->remaining) {
+        const size_t chunk = std::min(r->remaining - r->offset, maxChunk);
+        r->completion.fn = &Engine::onPutDone;
+        Status st = tx->put(w, static_cast<const char*>(r->buf) + r->offset, chunk, r->memHandle,
+                            r->remoteAddr + r->offset, r->rkey, r->rkeyLen, &r->completion);
+        if (st == Status::NoResource) return st;
+        if (st == Status::InProgress) {
+          ++r->outstanding;
+        } else if (st != Status::Ok) {
+          finishSend(r, st);
+          return Status::Ok;
+        }
+        r->offset += chunk;
+      }
+      if (r->outstanding == 0) {
+        wire::FinHeader f{r->remoteId};
+        sendCtl(w, wire::kFin, &f, sizeof f);
+        finishSend(r, Status::Ok);
+      }
+      return Status::Ok;
+    }
+    case Phase::DataSend: {
+      while (r->offset < r->remaining) {
+        const size_t chunk = std::min(r->remaining - r->offset, p.proto.amPayload);
+        wire::DataHeader d{r->remoteId, r->offset};
+        Status st = tx->amSend(w, wire::kData, &d, sizeof d,
+                               static_cast<const char*>(r->buf) + r->offset, chunk);
+        if (st != Status::Ok) {
+          if (st != Status::NoResource) finishSend(r, st);
+          return st;
+        }
+        r->offset += chunk;
+      }
+      finishSend(r, Status::Ok);
+      return Status::Ok;
+    }
+    default:
+      RRT_ERROR("internal: send request in phase %d on the pending list", r->phase);
+      return Status::ErrInternal;
+  }
+}
+
+void Engine::onPutDone(transport::Completion* c, Status s) {
+  Request* r = reinterpret_cast<Request*>(reinterpret_cast<char*>(c) - offsetof(Request, completion));
+  Engine& e = engine();
+  --r->outstanding;
+  if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
+  if (r->outstanding == 0 && r->offset == r->remaining) {
+    if (r->status.error == RRT_SUCCESS) {
+      wire::FinHeader f{r->remoteId};
+      e.sendCtl(r->peer, wire::kFin, &f, sizeof f);
+    }
+    e.finishSend(r, static_cast<Status>(r->status.error));
+  }
+}
+
+void Engine::finishSend(Request* r, Status s) {
+  if (r->id) {
+    ids_.remove(r->id);
+    r->id = 0;
+  }
+  if (r->memHandle) {
+    Peer& p = peers_[static_cast<size_t>(r->peer)];
+    if (p.tx) p.tx->memDereg(r->memHandle);
+    r->memHandle = nullptr;
+  }
+  r->status.bytes = r->bytes;
+  core::requestComplete(r, s);
+}
+
+// ---- sender-side handlers -------------------------------------------------------------------
+
+void Engine::onCts(int src, const uint8_t* data, size_t len) {
+  wire::CtsHeader c;
+  if (len < sizeof c) {
+    RRT_WARN("short CTS (%zu bytes) from rank %d dropped", len, src);
+    return;
+  }
+  memcpy(&c, data, sizeof c);
+  Request* r = ids_.find(c.sreq);
+  if (!r || r->kind != core::ReqKind::Send || r->peer != src ||
+      (r->phase != static_cast<uint8_t>(Phase::WaitCts) &&
+       r->phase != static_cast<uint8_t>(Phase::WaitFin)) ||  // Get refused: Copy instead
+      c.len > r->bytes ||
+      c.rkeyLen > transport::kMaxRkeyBytes || len < sizeof c + c.rkeyLen) {
+    RRT_WARN("CTS for unknown or mismatched request %llx from rank %d dropped",
+             static_cast<unsigned long long>(c.sreq), src);
+    return;
+  }
+  r->remoteId = c.rreq;
+  r->remaining = c.len;
+  r->offset = 0;
+  if (c.mode == static_cast<uint8_t>(wire::RndvMode::Put)) {
+    r->remoteAddr = c.addr;
+    r->rkeyLen = c.rkeyLen;
+    memcpy(r->rkey, data + sizeof c, c.rkeyLen);
+    r->phase = static_cast<uint8_t>(Phase::PutSend);
+  } else {
+    r->phase = static_cast<uint8_t>(Phase::DataSend);
+  }
+  Peer& p = peers_[static_cast<size_t>(src)];
+  if (!p.pending.empty()) {
+    queuePending(p, r);
+    return;
+  }
+  if (progressSend(p, r) == Status::NoResource) queuePending(p, r);
+}
+
+void Engine::onFin(int src, const uint8_t* data, size_t len) {
+  wire::FinHeader f;
+  if (len < sizeof f) return;
+  memcpy(&f, data, sizeof f);
+  Request* r = ids_.find(f.id);
+  if (!r || r->peer != src) {
+    RRT_WARN("FIN for unknown request %llx from rank %d dropped",
+             static_cast<unsigned long long>(f.id), src);
+    return;
+  }
+  if (r->kind == core::ReqKind::Send &&
+      (r->phase == static_cast<uint8_t>(Phase::WaitFin) ||
+       r->phase == static_cast<uint8_t>(Phase::WaitCts))) {
+    finishSend(r, Status::Ok);
+  } else if (r->kind == core::ReqKind::Recv &&
+             r->phase == static_cast<uint8_t>(Phase::RecvWaitFin)) {
+    finishRecv(r, Status::Ok);
+  } else {
+    RRT_WARN("FIN in unexpected state %d from rank %d dropped", r->phase, src);
+  }
+}
+
+void Engine::onAck(int src, const uint8_t* data, size_t len) {
+  wire::FinHeader f;
+  if (len < sizeof f) return;
+  memcpy(&f, data, sizeof f);
+  Request* r = ids_.find(f.id);
+  if (!r || r->peer != src || r->kind != core::ReqKind::Send) {
+    RRT_WARN("Ack for unknown request from rank %d dropped", src);
+    return;
+  }
+  if (r->phase == static_cast<uint8_t>(Phase::WaitAck)) {
+    finishSend(r, Status::Ok);
+  } else {
+    // The Ack overtook the end of our own sending (the receiver matched on the first
+    // fragment): finish when the last fragment is out.
+    r->flags |= kAcked;
+  }
+}
+
+}  // namespace rrt::proto

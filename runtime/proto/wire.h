@@ -1,0 +1,86 @@
+// Every header rrt puts on the wire, in one place: packed POD structs with their sizes
+// asserted. All integers are little-endian host order (rrt runs between like hosts).
+//
+// A message is an active message whose id (AmId) names the header that opens its data.
+// Eager messages carry the payload after the header; a message longer than one active message
+// continues in EagerFrag messages that follow it from the same sender, in order.
+// Rendezvous: RTS (sender) -> [CTS (receiver)] -> data by get / put / Data fragments -> FIN.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "runtime/transport/transport.h"
+
+namespace rrt::proto::wire {
+
+enum AmId : transport::AmId {
+  kEager = 1,      // EagerHeader + payload
+  kEagerSync = 2,  // EagerSyncHeader + payload; the receiver answers Ack on match
+  kEagerFrag = 3,  // continuation payload of the sender's current eager message (no header)
+  kRts = 4,        // RtsHeader + rkey bytes
+  kCts = 5,        // CtsHeader + rkey bytes
+  kData = 6,       // DataHeader + payload (pipelined-copy rendezvous)
+  kFin = 7,        // FinHeader: the rendezvous named by id is done
+  kAck = 8,        // FinHeader: the synchronous send named by id was matched
+  kAmIdCount = 9
+};
+
+// The match header: who, what, which context, and the sender's per-peer sequence number.
+struct MatchHeader {
+  uint32_t ctx;
+  int32_t src;   // sender's rank in the communicator
+  int32_t tag;
+  uint32_t seq;
+} __attribute__((packed));
+static_assert(sizeof(MatchHeader) == 16, "match header is 16 bytes");
+
+struct EagerHeader {
+  MatchHeader m;
+  uint64_t total;  // message length; > payload in this AM when EagerFrag messages follow
+} __attribute__((packed));
+static_assert(sizeof(EagerHeader) == 24, "eager header is 24 bytes");
+
+struct EagerSyncHeader {
+  EagerHeader e;
+  uint64_t sreq;   // sender's request id, echoed in the Ack
+} __attribute__((packed));
+static_assert(sizeof(EagerSyncHeader) == 32, "eager sync header is 32 bytes");
+
+enum class RndvMode : uint8_t { Get = 0, Put = 1, Copy = 2 };
+
+struct RtsHeader {
+  MatchHeader m;
+  uint64_t sreq;     // sender's request id
+  uint64_t size;     // message length
+  uint64_t addr;     // Get: the sender's buffer
+  uint8_t mode;      // RndvMode the sender proposes
+  uint8_t rkeyLen;   // rkey bytes following the header (Get)
+  uint8_t memType;   // memory::MemType of the sender's buffer
+  uint8_t pad[5];
+} __attribute__((packed));
+static_assert(sizeof(RtsHeader) == 48, "RTS header is 48 bytes");
+
+struct CtsHeader {
+  uint64_t sreq;     // the sender's request (from the RTS)
+  uint64_t rreq;     // the receiver's request: target of Data / Fin
+  uint64_t addr;     // Put: the receiver's buffer
+  uint64_t len;      // bytes the receiver takes (<= size: truncation)
+  uint8_t mode;      // RndvMode the receiver chose (Put or Copy)
+  uint8_t rkeyLen;
+  uint8_t pad[6];
+} __attribute__((packed));
+static_assert(sizeof(CtsHeader) == 40, "CTS header is 40 bytes");
+
+struct DataHeader {
+  uint64_t rreq;
+  uint64_t offset;
+} __attribute__((packed));
+static_assert(sizeof(DataHeader) == 16, "data header is 16 bytes");
+
+struct FinHeader {
+  uint64_t id;
+} __attribute__((packed));
+static_assert(sizeof(FinHeader) == 8, "fin header is 8 bytes");
+
+}  // namespace rrt::proto::wire

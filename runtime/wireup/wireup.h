@@ -1,0 +1,42 @@
+// Wire-up: who we are and how to reach the others, through PMIx.
+//
+// Ranks are plain PMIx clients, so the same binary runs under rrun, Open MPI's mpirun and
+// Slurm's srun --mpi=pmix. Without a launcher (PMIx_Init fails with PMIX_ERR_UNREACH and
+// PMIX_NAMESPACE is unset) the process is a world of one rank and no PMIx call is made again.
+//
+// Each transport publishes its address under "rrt.<transport>" (publish), one fence makes them
+// visible (without data collection: peers are looked up lazily, on first contact, which is
+// what large jobs want), and lookup fetches one peer's blob when needed.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
+
+namespace rrt::wireup {
+
+struct JobInfo {
+  int rank = 0;
+  int size = 1;
+  std::string nspace;              // PMIx namespace ("" for a singleton)
+  std::string jobId;               // nspace made safe for file names
+  std::string hostname;
+  std::vector<int> localPeers;     // world ranks on this node, ascending, self included
+  std::vector<uint32_t> nodeOf;    // node id of every world rank
+  bool singleton = false;
+};
+
+Status init(JobInfo* job);
+Status publish(const std::string& key, const void* data, size_t len);
+Status fence();
+Status lookup(int rank, const std::string& key, std::vector<uint8_t>* out);
+// Tells the launcher to end the job with this code; returns only if that failed.
+void abortJob(int code, const char* message);
+void finalize();
+
+// nspace with every character outside [A-Za-z0-9_.-] replaced by '_'.
+std::string safeJobId(const std::string& nspace);
+
+}  // namespace rrt::wireup
