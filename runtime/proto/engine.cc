@@ -196,8 +196,11 @@ void Engine::queuePending(Peer& p, Request* r) {
 }
 
 void Engine::sendCtl(int w, transport::AmId id, const void* hdr, size_t len) {
-  Peer& p = peers_[static_cast<size_t>(w)];
-  if (p.failed || !p.tx) return;
+  Peer& p = *peer(w);
+  if (p.failed || !p.tx) {
+    RRT_DEBUG("control message %u to unreachable rank %d dropped", id, w);
+    return;
+  }
   if (p.ctlHead == p.ctl.size()) {
     Status st = p.tx->amSend(w, id, hdr, len, nullptr, 0);
     if (st == Status::Ok) return;

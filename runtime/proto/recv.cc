@@ -37,6 +37,9 @@ void Engine::onAm(void* arg, int src, transport::AmId id, const void* data, size
     RRT_WARN("message from invalid rank %d dropped", src);
     return;
   }
+  // A peer may reach us before we ever addressed it (ANY_SOURCE receives): replies (CTS,
+  // FIN, Ack) and rendezvous reads need its transport, so connect on first contact.
+  if (__builtin_expect(e->peers_[static_cast<size_t>(src)].tx == nullptr, 0)) e->connect(src);
   const uint8_t* d = static_cast<const uint8_t*>(data);
   switch (id) {
     case wire::kEager: e->onEager(src, d, len, false); break;

@@ -438,7 +438,7 @@ int main(int argc, char** argv) {
   int mine = g_failures, all = 0;
   OK(rrt_allreduce(&mine, &all, 1, RRT_INT32, RRT_SUM, RRT_COMM_WORLD));
   if (g_rank == 0) {
-    if (all == 0) printf("PASS coll_check\n");
+    if (all == 0) printf("PASS coll_check (%d ranks)\n", size);
     else printf("FAIL coll_check: %d failed checks\n", all);
   }
   OK(rrt_finalize());

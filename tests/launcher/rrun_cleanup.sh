@@ -10,7 +10,8 @@ mkdir -p "$TMPDIR"
 leftovers() { ls /dev/shm | grep -F "rrt-$1" ; }
 check_clean() {  # check_clean WHAT OUTFILE
   local ns
-  ns=$(grep -oE '/dev/shm/rrt-[^ ]*-probe0' "$2" | head -1 | sed 's|/dev/shm/rrt-||; s|-probe0$||')
+  # Any rank's line names the job (in the failure case rank 0 may be stopped before it writes).
+  ns=$(grep -oE '/dev/shm/rrt-[^ ]*-probe[0-9]+' "$2" | head -1 | sed -E 's|/dev/shm/rrt-||; s|-probe[0-9]+$||')
   if [ -z "$ns" ]; then fail "$1: the ranks created no segment"; return; fi
   local deadline=$(( $(now_ms) + 5000 ))
   while [ -n "$(leftovers "$ns")" ] && [ "$(now_ms)" -lt "$deadline" ]; do sleep 0.05; done
