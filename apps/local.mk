@@ -20,12 +20,32 @@ apps_rrt_bw_LDADD = librrt.la
 apps_rrt_bibw_SOURCES = apps/rrt_bibw.cc $(apps_pt2pt_sources)
 apps_rrt_bibw_LDADD = librrt.la
 
-# Collective benchmarks: built once librrt defines the collectives (see the report of the issue
-# that added them); their sources ship either way.
-apps_coll_programs = apps/rrt_barrier apps/rrt_bcast apps/rrt_reduce apps/rrt_allreduce \
-	apps/rrt_allgather apps/rrt_alltoall apps/rrt_reduce_scatter apps/rrt_gather apps/rrt_scatter
-EXTRA_DIST += $(apps_coll_programs:=.cc) apps/common/coll_driver.h apps/common/coll_driver.c \
-	apps/common/rrt_coll_main.h apps/common/rrt_coll_main.cc
+# Collective benchmarks (osu_<name>-style): one main each over the shared collective driver.
+bin_PROGRAMS += apps/rrt_barrier apps/rrt_bcast apps/rrt_reduce apps/rrt_allreduce apps/rrt_allgather apps/rrt_alltoall apps/rrt_reduce_scatter apps/rrt_gather apps/rrt_scatter
+apps_rrt_barrier_SOURCES = apps/rrt_barrier.cc $(apps_coll_sources)
+apps_rrt_barrier_LDADD = librrt.la
+apps_rrt_bcast_SOURCES = apps/rrt_bcast.cc $(apps_coll_sources)
+apps_rrt_bcast_LDADD = librrt.la
+apps_rrt_reduce_SOURCES = apps/rrt_reduce.cc $(apps_coll_sources)
+apps_rrt_reduce_LDADD = librrt.la
+apps_rrt_allreduce_SOURCES = apps/rrt_allreduce.cc $(apps_coll_sources)
+apps_rrt_allreduce_LDADD = librrt.la
+apps_rrt_allgather_SOURCES = apps/rrt_allgather.cc $(apps_coll_sources)
+apps_rrt_allgather_LDADD = librrt.la
+apps_rrt_alltoall_SOURCES = apps/rrt_alltoall.cc $(apps_coll_sources)
+apps_rrt_alltoall_LDADD = librrt.la
+apps_rrt_reduce_scatter_SOURCES = apps/rrt_reduce_scatter.cc $(apps_coll_sources)
+apps_rrt_reduce_scatter_LDADD = librrt.la
+apps_rrt_gather_SOURCES = apps/rrt_gather.cc $(apps_coll_sources)
+apps_rrt_gather_LDADD = librrt.la
+apps_rrt_scatter_SOURCES = apps/rrt_scatter.cc $(apps_coll_sources)
+apps_rrt_scatter_LDADD = librrt.la
+
+# rrt_info: version, transports and their capabilities, tunables, protocol per size range.
+bin_PROGRAMS += apps/rrt_info
+apps_rrt_info_SOURCES = apps/rrt_info.cc
+apps_rrt_info_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)
+apps_rrt_info_LDADD = librrtint.la
 
 # ---- examples -----------------------------------------------------------------------------------
 # Built in the tree for `rrun -n 4 apps/examples/ring`; their sources are installed for users to

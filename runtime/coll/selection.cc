@@ -23,16 +23,24 @@ constexpr int kAnyRanks = 1 << 30;
 struct KindInfo {
   const char* name;
   const char* env;
+  config::Tunable tunable;
 };
 const KindInfo kKinds[kCollKinds] = {
-    {"barrier", "RRT_COLL_BARRIER"},     {"bcast", "RRT_COLL_BCAST"},
-    {"reduce", "RRT_COLL_REDUCE"},       {"allreduce", "RRT_COLL_ALLREDUCE"},
-    {"allgather", "RRT_COLL_ALLGATHER"}, {"allgatherv", "RRT_COLL_ALLGATHERV"},
-    {"alltoall", "RRT_COLL_ALLTOALL"},   {"alltoallv", "RRT_COLL_ALLTOALLV"},
-    {"gather", "RRT_COLL_GATHER"},       {"gatherv", "RRT_COLL_GATHERV"},
-    {"scatter", "RRT_COLL_SCATTER"},     {"scatterv", "RRT_COLL_SCATTERV"},
-    {"reduce_scatter", "RRT_COLL_REDUCE_SCATTER"},
-    {"scan", "RRT_COLL_SCAN"},           {"exscan", "RRT_COLL_EXSCAN"},
+    {"barrier", "RRT_COLL_BARRIER", config::Tunable::CollBarrier},
+    {"bcast", "RRT_COLL_BCAST", config::Tunable::CollBcast},
+    {"reduce", "RRT_COLL_REDUCE", config::Tunable::CollReduce},
+    {"allreduce", "RRT_COLL_ALLREDUCE", config::Tunable::CollAllreduce},
+    {"allgather", "RRT_COLL_ALLGATHER", config::Tunable::CollAllgather},
+    {"allgatherv", "RRT_COLL_ALLGATHERV", config::Tunable::CollAllgatherv},
+    {"alltoall", "RRT_COLL_ALLTOALL", config::Tunable::CollAlltoall},
+    {"alltoallv", "RRT_COLL_ALLTOALLV", config::Tunable::CollAlltoallv},
+    {"gather", "RRT_COLL_GATHER", config::Tunable::CollGather},
+    {"gatherv", "RRT_COLL_GATHERV", config::Tunable::CollGatherv},
+    {"scatter", "RRT_COLL_SCATTER", config::Tunable::CollScatter},
+    {"scatterv", "RRT_COLL_SCATTERV", config::Tunable::CollScatterv},
+    {"reduce_scatter", "RRT_COLL_REDUCE_SCATTER", config::Tunable::CollReduceScatter},
+    {"scan", "RRT_COLL_SCAN", config::Tunable::CollScan},
+    {"exscan", "RRT_COLL_EXSCAN", config::Tunable::CollExscan},
 };
 
 using CK = CollKind;
@@ -147,19 +155,18 @@ struct Overrides {
   void load() {
     for (int k = 0; k < kCollKinds; ++k) {
       forced[k] = nullptr;
-      const char* v = getenv(kKinds[k].env);
-      if (!v || !*v || strcasecmp(v, "auto") == 0) continue;
-      forced[k] = findAlgorithm(static_cast<CollKind>(k), v);
-      if (!forced[k]) RRT_WARN("%s=%s: no such algorithm; using the table", kKinds[k].env, v);
+      const std::string& v = config::value(kKinds[k].tunable);
+      if (v.empty() || strcasecmp(v.c_str(), "auto") == 0) continue;
+      forced[k] = findAlgorithm(static_cast<CollKind>(k), v.c_str());
+      if (!forced[k]) RRT_WARN("%s=%s: no such algorithm; using the table", kKinds[k].env, v.c_str());
     }
     segment = 64 * K;
-    if (const char* v = getenv("RRT_COLL_SEGMENT"); v && *v) {
-      uint64_t s = 0;
-      if (config::parseSize(v, &s) == Status::Ok && s >= 64)
-        segment = s;
-      else
-        RRT_WARN("RRT_COLL_SEGMENT=%s: not a size of at least 64 bytes; using 64K", v);
-    }
+    const std::string& seg = config::value(config::Tunable::CollSegment);
+    uint64_t s = 0;
+    if (config::parseSize(seg, &s) == Status::Ok && s >= 64)
+      segment = s;
+    else
+      RRT_WARN("RRT_COLL_SEGMENT=%s: not a size of at least 64 bytes; using 64K", seg.c_str());
     loaded = true;
   }
 };
@@ -254,7 +261,10 @@ const Algorithm* select(const CollArgs& args, int ranks) {
                          commutative);
 }
 
-void reloadSelection() { overrides().load(); }
+void reloadSelection() {
+  config::reload();
+  overrides().load();
+}
 size_t segmentBytes() { return overrides().segment; }
 
 void printSelection(FILE* out) {
