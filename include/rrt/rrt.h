@@ -20,6 +20,11 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what this header declares is all it exports. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define RRT_VERSION_MAJOR 0
 #define RRT_VERSION_MINOR 1
 #define RRT_VERSION_PATCH 0
@@ -293,6 +298,10 @@ int rrt_iscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t t
               rrt_comm_t comm, rrt_request_t *request);
 int rrt_iexscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
                 rrt_comm_t comm, rrt_request_t *request);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

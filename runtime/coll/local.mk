@@ -5,7 +5,7 @@
 noinst_LTLIBRARIES += librrtcollkern.la
 librrtcollkern_la_SOURCES = runtime/coll/kernels.cc
 librrtcollkern_la_CPPFLAGS = $(AM_CPPFLAGS)
-librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) -ftree-vectorize -fvect-cost-model=dynamic
+librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) -ftree-vectorize -fvect-cost-model=dynamic
 librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \

@@ -32,8 +32,9 @@ Request* requestAlloc(ReqKind kind) {
   Pool& p = pool();
   if (p.free.empty()) p.grow();
   Request* r = p.free.popFront();
-  // Reset to defaults (placement-new keeps the object's storage; cheap: a few stores).
-  new (r) Request();
+  // Reset to the member defaults (default-init, not value-init: the rkey bytes stay as they
+  // are instead of being zeroed on every message).
+  new (r) Request;
   r->magic = kRequestMagic;
   r->kind = kind;
   return r;

@@ -9,6 +9,20 @@ using core::Request;
 
 Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, int tag,
              uint8_t sendFlags, Request** out) {
+  // Fast path: a small standard-mode send that the transport copies out right now completes
+  // in the call, with no protocol state (what rrt_send does; here the caller still gets a
+  // request, already complete).
+  if (!sendFlags && dst != RRT_PROC_NULL &&
+      engine().trySendInline(comm, ctx, buf, bytes, dst, tag) == Status::Ok) {
+    Request* r = core::requestAlloc(core::ReqKind::Send);
+    r->comm = &comm;
+    r->buf = const_cast<void*>(buf);
+    r->bytes = bytes;
+    r->status.bytes = bytes;
+    r->complete = true;
+    *out = r;
+    return Status::Ok;
+  }
   Request* r = core::requestAlloc(core::ReqKind::Send);
   r->ctx = ctx;
   r->tag = tag;
