@@ -16,11 +16,12 @@
 //     matching engine there so that every algorithm runs with many ranks inside one process.
 //   - Memory types: every buffer of one call is of args.memType. Reductions run on the host;
 //     device buffers are an extension point (GPU kernels in runtime/gpu).
-//   - Hierarchy (extension point, not built): node-aware allreduce / bcast would run as a
-//     composite task (see reduce_scatter_reduce_scatterv.cc for the pattern) over three
-//     communicators derived once per comm and cached in comm.collState: the ranks of this node
-//     (intra-node combine through shared memory), one leader per node (inter-node algorithm
-//     from this same table), then the intra-node fan-back. Node ids come from wire-up.
+//   - Hierarchy: when comm spans several nodes with several ranks on some (node ids from
+//     wire-up, through P2p::nodeOf), allreduce and bcast run node-aware algorithms
+//     (allreduce_hierarchical.cc, bcast_hierarchical.cc): combine on each node, then across
+//     nodes between one rank per node, then fan out on each node. They address the parent
+//     communicator's ranks directly, so every message keeps the collective's one tag and the
+//     per-pair ordering of the protocol keeps the phases apart.
 #pragma once
 
 #include <cstddef>
@@ -87,11 +88,16 @@ struct P2p {
                   int tag, uint8_t sendFlags, core::Request** out) = nullptr;
   Status (*irecv)(proto::Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag,
                   core::Request** out) = nullptr;
+  // Node id of a world rank (from wire-up); nullptr: every rank on one node.
+  uint32_t (*nodeOf)(int worldRank) = nullptr;
 };
 void setP2p(const P2p& p2p);
 const P2p& p2p();
 // Binds the protocol layer (proto::isend / proto::irecv). Idempotent; the C entry points call it.
 void bindProtoP2p();
+
+// The node id of every rank of comm (through P2p::nodeOf), for the node-aware algorithms.
+std::vector<uint32_t> commNodeIds(const proto::Comm& comm);
 
 // Collectives still running (for finalize checks and tests).
 size_t activeCount();

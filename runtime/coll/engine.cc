@@ -1,5 +1,6 @@
 // The collective engine: starting tasks, the poller that advances them, and Task's posting
 // helpers. See coll.h and task.h for the contracts.
+#include "runtime/coll/node_layout.h"
 #include <algorithm>
 #include <new>
 
@@ -69,12 +70,19 @@ void onRequestComplete(core::Request* r, void* arg) {
 }
 
 void setP2p(const P2p& p) { gP2p = p; }
+
+std::vector<uint32_t> commNodeIds(const proto::Comm& comm) {
+  std::vector<uint32_t> ids(static_cast<size_t>(comm.size), 0);
+  if (gP2p.nodeOf)
+    for (int r = 0; r < comm.size; ++r) ids[static_cast<size_t>(r)] = gP2p.nodeOf(comm.worldRank(r));
+  return ids;
+}
 const P2p& p2p() { return gP2p; }
 size_t activeCount() { return gActive.size(); }
 
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   if (!gP2p.isend) return Status::ErrInternal;
-  const Algorithm* algo = select(args, comm.size);
+  const Algorithm* algo = select(args, comm.size, worthHierarchy(commNodeIds(comm)));
   if (!algo) return Status::ErrInternal;
   core::Request* req = core::requestAlloc(core::ReqKind::Coll);
   req->comm = &comm;

@@ -12,14 +12,16 @@ librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc \
 	runtime/coll/op.h runtime/coll/op.cc \
 	runtime/coll/patterns.h runtime/coll/blocks.h \
+	runtime/coll/node_layout.h runtime/coll/node_layout.cc \
 	runtime/coll/selection.h runtime/coll/selection.cc runtime/coll/algorithms.h \
 	runtime/coll/bind_proto.cc \
 	runtime/coll/barrier_dissemination.cc \
 	runtime/coll/bcast_binomial.cc runtime/coll/bcast_scatter_allgather.cc \
-	runtime/coll/bcast_chain.cc \
+	runtime/coll/bcast_chain.cc runtime/coll/bcast_hierarchical.cc \
 	runtime/coll/reduce_binomial.cc runtime/coll/reduce_rabenseifner.cc \
 	runtime/coll/allreduce_recursive_doubling.cc runtime/coll/allreduce_rabenseifner.cc \
 	runtime/coll/ring_pipeline.h runtime/coll/ring_pipeline.cc runtime/coll/allreduce_ring.cc \
+	runtime/coll/allreduce_hierarchical.cc \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
 	runtime/coll/alltoall_bruck.cc runtime/coll/alltoall_pairwise.cc \

@@ -55,6 +55,8 @@ const Algorithm kAlgorithms[] = {
    "(log p + p - 1) alpha + 2 (p-1)/p n beta"},
   {CK::Bcast,     "chain",              makeBcastChain,                 0,
    "(p - 2 + n/s) (alpha + s beta), segment s"},
+  {CK::Bcast,     "hierarchical",       makeBcastHierarchical,          kNodeAware,
+   "ceil(log m) (alpha_r + n beta_r) + ceil(log q) (alpha_l + n beta_l), m nodes of q ranks"},
   {CK::Reduce,    "binomial",           makeReduceBinomial,             0,
    "ceil(log p) (alpha + n beta + n gamma)"},
   {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
@@ -65,6 +67,8 @@ const Algorithm kAlgorithms[] = {
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
    "2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, segmented"},
+  {CK::Allreduce, "hierarchical",       makeAllreduceHierarchical,      kNeedsCommutative | kNodeAware,
+   "2 ceil(log q) (alpha_l + n beta_l) + ceil(log m) (alpha_r + n beta_r + n gamma), m nodes of q"},
   {CK::Allgather, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
    "log p alpha + (p-1)/p N beta (+2 steps when p is not a power of two)"},
   {CK::Allgather, "bruck",              makeAllgatherBruck,             0,
@@ -109,6 +113,10 @@ const Rule kRules[] = {
   // kind           mem            ranks          class              bytes         algorithm
   {CK::Barrier,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "dissemination"},
 
+  // Node-aware rows first: they apply only to communicators worth a hierarchy (several nodes,
+  // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
+  // flat bandwidth-optimal algorithms kept for large allreduce.
+  {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "binomial"},
@@ -116,6 +124,7 @@ const Rule kRules[] = {
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     64*K,  kInf,  "rabenseifner"},
   {CK::Reduce,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
+  {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*M,   "hierarchical"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
   {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     16*K,  1*M,   "rabenseifner"},
   {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     1*M,   kInf,  "ring"},
@@ -191,6 +200,12 @@ bool canRun(const Algorithm* a, bool commutative) {
   return a && (commutative || !(a->flags & kNeedsCommutative));
 }
 
+// The table picks a node-aware algorithm only for a communicator worth a hierarchy (forcing one
+// through RRT_COLL_<NAME> runs it anywhere: on one node it is a reduce + bcast).
+bool tableMayPick(const Algorithm* a, bool commutative, bool nodeAware) {
+  return canRun(a, commutative) && (nodeAware || !(a->flags & kNodeAware));
+}
+
 bool isReduction(CollKind k) {
   return k == CK::Reduce || k == CK::Allreduce || k == CK::ReduceScatter || k == CK::Scan ||
          k == CK::Exscan;
@@ -241,24 +256,25 @@ size_t selectionBytes(const CollArgs& a, int ranks) {
 }
 
 const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType mem,
-                                 bool commutative) {
+                                 bool commutative, bool nodeAware) {
   for (const Rule& r : kRules) {
     if (r.kind != kind || r.mem != mem || !ranksMatch(r, ranks)) continue;
     if (bytes < r.minBytes || bytes >= r.maxBytes) continue;
     const Algorithm* a = findAlgorithm(kind, r.algorithm);
-    if (canRun(a, commutative)) return a;
+    if (tableMayPick(a, commutative, nodeAware)) return a;
   }
   // No rule for this memory type: the host rules (reductions of device memory are staged).
-  if (mem != MemType::Host) return selectFromTable(kind, bytes, ranks, MemType::Host, commutative);
+  if (mem != MemType::Host)
+    return selectFromTable(kind, bytes, ranks, MemType::Host, commutative, nodeAware);
   return nullptr;
 }
 
-const Algorithm* select(const CollArgs& args, int ranks) {
+const Algorithm* select(const CollArgs& args, int ranks, bool nodeAware) {
   const bool commutative = !isReduction(args.kind) || args.reducer.commutative;
   const Algorithm* forced = overrides().forced[static_cast<int>(args.kind)];
   if (canRun(forced, commutative)) return forced;
   return selectFromTable(args.kind, selectionBytes(args, ranks), ranks, args.memType,
-                         commutative);
+                         commutative, nodeAware);
 }
 
 void reloadSelection() {
@@ -278,8 +294,9 @@ void printSelection(FILE* out) {
             o.forced[k] ? o.forced[k]->name : "auto");
     for (const Algorithm& a : kAlgorithms)
       if (a.kind == kind)
-        fprintf(out, "    %-20s %s%s\n", a.name, a.cost,
-                a.flags & kNeedsCommutative ? " [commutative ops only]" : "");
+        fprintf(out, "    %-20s %s%s%s\n", a.name, a.cost,
+                a.flags & kNeedsCommutative ? " [commutative ops only]" : "",
+                a.flags & kNodeAware ? " [table: only across nodes]" : "");
     // The choice per size range at a few rank counts: the boundaries of the rules.
     const int kRanks[] = {2, 3, 4, 8, 16};
     for (int p : kRanks) {

@@ -27,6 +27,7 @@ namespace rrt::coll {
 
 enum AlgoFlags : unsigned {
   kNeedsCommutative = 1u << 0,  // reorders operands: only for commutative ops
+  kNodeAware = 1u << 1,         // chosen by the table only for a comm worth a hierarchy
 };
 
 struct Algorithm {
@@ -52,10 +53,11 @@ const char* kindName(CollKind k);      // "allreduce"
 const char* kindEnvName(CollKind k);   // "RRT_COLL_ALLREDUCE"
 
 // The algorithm for this call (override first, then the table). Never nullptr for valid args.
-const Algorithm* select(const CollArgs& args, int ranks);
+// nodeAware: the communicator spans several nodes with several ranks on some (worthHierarchy).
+const Algorithm* select(const CollArgs& args, int ranks, bool nodeAware = false);
 // The table's choice alone (no override), for a call of this shape.
 const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, memory::MemType mem,
-                                 bool commutative);
+                                 bool commutative, bool nodeAware = false);
 const Algorithm* findAlgorithm(CollKind kind, const char* name);
 // Every algorithm of kind (for the tests): fills out, returns how many.
 int algorithmsOf(CollKind kind, const Algorithm** out, int max);

@@ -190,6 +190,25 @@ std::vector<const Algorithm*> algos(CollKind k) {
 
 const Mode kModes[] = {Mode::Eager, Mode::Rendezvous};
 
+// Node placement of the simulated ranks (NodeAware below); nullptr: one node.
+std::function<std::vector<uint32_t>(int p)> gNodes;
+// Only this algorithm (NodeAware below); nullptr: all.
+const char* gOnly = nullptr;
+
+std::vector<const Algorithm*> selected(CollKind k) {
+  std::vector<const Algorithm*> out;
+  for (const Algorithm* a : algos(k))
+    if (!gOnly || std::string(a->name) == gOnly) out.push_back(a);
+  return out;
+}
+
+// A World with the current node placement.
+struct PlacedWorld : World {
+  PlacedWorld(int p, Mode m, uint32_t seed) : World(p, m, seed) {
+    if (gNodes) setNodes(gNodes(p));
+  }
+};
+
 // ---- the tests ----------------------------------------------------------------------------
 
 TEST(CollAlgorithms, Barrier) {
@@ -203,14 +222,14 @@ TEST(CollAlgorithms, Barrier) {
   }
 }
 
-TEST(CollAlgorithms, Bcast) {
-  for (const Algorithm* a : algos(CollKind::Bcast)) {
+void bcastSuite() {
+  for (const Algorithm* a : selected(CollKind::Bcast)) {
     Force f(CollKind::Bcast, a->name);
     for (int p : kRankCounts)
       for (size_t n : kCounts)
         for (Mode m : kModes) {
           const int root = p > 2 ? p - 2 : 0;
-          World w(p, m, static_cast<uint32_t>(p * 7 + n));
+          PlacedWorld w(p, m, static_cast<uint32_t>(p * 7 + n));
           std::vector<Buf> bufs(static_cast<size_t>(p), Buf(n * 4, 0));
           for (size_t i = 0; i < n * 4; ++i) bufs[static_cast<size_t>(root)][i] = static_cast<char>(i * 13 + 5);
           Buf want = bufs[static_cast<size_t>(root)];
@@ -228,9 +247,11 @@ TEST(CollAlgorithms, Bcast) {
   }
 }
 
+TEST(CollAlgorithms, Bcast) { bcastSuite(); }
+
 // Reduce, allreduce, scan, exscan share this driver.
 void reductionSuite(CollKind kind) {
-  for (const Algorithm* a : algos(kind)) {
+  for (const Algorithm* a : selected(kind)) {
     Force f(kind, a->name);
     for (const RedCfg& c : redCfgs()) {
       if (!c.commutative && (a->flags & kNeedsCommutative)) continue;
@@ -241,7 +262,7 @@ void reductionSuite(CollKind kind) {
               if (m == Mode::Rendezvous && n > 1 && n < 20000 && p % 3) continue;  // trim
               const int root = kind == CollKind::Reduce ? (p * 5 + static_cast<int>(n)) % p : 0;
               const size_t ts = typeSize(c.type);
-              World w(p, m, static_cast<uint32_t>(p + n));
+              PlacedWorld w(p, m, static_cast<uint32_t>(p + n));
               std::vector<Buf> in, out;
               for (int r = 0; r < p; ++r) {
                 in.push_back(input(c, r, n));
@@ -620,6 +641,40 @@ TEST(CollAlgorithms, ManyOutstandingAndSplit) {
     }
     EXPECT_EQ(activeCount(), 0u);
   }
+}
+
+// The node-aware algorithms over several placements of the ranks on nodes: blocks of 2 and of
+// 3, round-robin over 2 nodes, and uneven (1, 3, then the rest). Each must equal the reference;
+// and the table must pick them exactly when the placement is worth a hierarchy.
+TEST(CollAlgorithms, NodeAware) {
+  const std::vector<std::function<std::vector<uint32_t>(int)>> placements = {
+      [](int p) { std::vector<uint32_t> n; for (int r = 0; r < p; ++r) n.push_back(static_cast<uint32_t>(r / 2)); return n; },
+      [](int p) { std::vector<uint32_t> n; for (int r = 0; r < p; ++r) n.push_back(static_cast<uint32_t>(100 + r / 3)); return n; },
+      [](int p) { std::vector<uint32_t> n; for (int r = 0; r < p; ++r) n.push_back(static_cast<uint32_t>(r % 2 ? 7 : 3)); return n; },
+      [](int p) { std::vector<uint32_t> n; for (int r = 0; r < p; ++r) n.push_back(r < 1 ? 9u : r < 4 ? 1u : 5u); return n; },
+  };
+  gOnly = "hierarchical";
+  for (const auto& place : placements) {
+    gNodes = place;
+    bcastSuite();
+    reductionSuite(CollKind::Allreduce);
+  }
+  gNodes = nullptr;
+  gOnly = nullptr;
+
+  CollArgs a;
+  a.kind = CollKind::Allreduce;
+  a.count = 16;
+  a.typeSize = 4;
+  ASSERT_EQ(makeReducer(RRT_SUM, RRT_INT32, &a.reducer), Status::Ok);
+  EXPECT_STREQ(select(a, 8, true)->name, "hierarchical");
+  EXPECT_STRNE(select(a, 8, false)->name, "hierarchical");
+  CollArgs b;
+  b.kind = CollKind::Bcast;
+  b.count = 16;
+  b.typeSize = 4;
+  EXPECT_STREQ(select(b, 8, true)->name, "hierarchical");
+  EXPECT_STRNE(select(b, 8, false)->name, "hierarchical");
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <set>
 #include <vector>
 
+#include "runtime/coll/node_layout.h"
 #include "runtime/coll/patterns.h"
 
 namespace rrt::coll {
@@ -160,6 +161,29 @@ TEST(CollPatterns, Blocks) {
       EXPECT_EQ(sum, n);
       EXPECT_EQ(blockOffset(n, k, k), n);
     }
+}
+
+TEST(CollPatterns, NodeLayout) {
+  // Ranks 0..6 on nodes with ids 5, 2, 5, 9, 2, 5, 9: nodes in leader order are 5 (0, 2, 5),
+  // 2 (1, 4), 9 (3, 6).
+  const std::vector<uint32_t> ids = {5, 2, 5, 9, 2, 5, 9};
+  NodeLayout l = nodeLayout(ids, 2);
+  EXPECT_EQ(l.leaders, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(l.local, (std::vector<int>{0, 2, 5}));
+  EXPECT_EQ(l.nodeOf, (std::vector<int>{0, 1, 0, 2, 1, 0, 2}));
+  EXPECT_EQ(l.localIndex, 1);
+  EXPECT_EQ(l.leaderIndex, -1);
+  NodeLayout m = nodeLayout(ids, 3);
+  EXPECT_EQ(m.local, (std::vector<int>{3, 6}));
+  EXPECT_EQ(m.localIndex, 0);
+  EXPECT_EQ(m.leaderIndex, 2);
+  EXPECT_EQ(ranksOfNode(m, 1), (std::vector<int>{1, 4}));
+
+  EXPECT_TRUE(worthHierarchy(ids));
+  EXPECT_FALSE(worthHierarchy({1, 1, 1, 1}));     // one node
+  EXPECT_FALSE(worthHierarchy({1, 2, 3, 4}));     // one rank per node
+  EXPECT_FALSE(worthHierarchy({1, 1}));           // too small to gain
+  EXPECT_TRUE(worthHierarchy({1, 1, 2}));
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ struct State {
   std::vector<std::deque<Msg>> unexpected;  // per destination world rank
   std::vector<std::deque<Posted>> posted;   // per receiving world rank
   std::vector<std::pair<core::Request*, Status>> toComplete;
+  std::vector<uint32_t> nodes;  // node id per world rank; empty: one node
   int polls = 0;
 };
 State* gState = nullptr;
@@ -50,6 +51,11 @@ void deliver(Msg& m, core::Request* rreq) {
   rreq->status.tag = m.tag;
   gState->toComplete.push_back({rreq, s});
   if (m.sreq) gState->toComplete.push_back({m.sreq, Status::Ok});
+}
+
+uint32_t simNodeOf(int w) {
+  const auto& n = gState->nodes;
+  return static_cast<size_t>(w) < n.size() ? n[static_cast<size_t>(w)] : 0;
 }
 
 int worldOf(const proto::Comm& c, int r) { return c.worldRank(r); }
@@ -140,9 +146,12 @@ World::World(int ranks, Mode mode, uint32_t seed) {
   P2p p;
   p.isend = simIsend;
   p.irecv = simIrecv;
+  p.nodeOf = simNodeOf;
   setP2p(p);
   core::addPoller(simPoll, nullptr);
 }
+
+void World::setNodes(const std::vector<uint32_t>& nodes) { gState->nodes = nodes; }
 
 World::~World() {
   core::removePoller(simPoll, nullptr);

@@ -25,6 +25,8 @@ class World {
   int size() const { return static_cast<int>(comms_.size()); }
   // Splits into communicators of the ranks with equal color (key = rank), context ctx.
   std::vector<std::unique_ptr<proto::Comm>> split(const std::vector<int>& color, uint32_t ctx);
+  // Places rank r on node nodes[r] (default: all on node 0), for the node-aware algorithms.
+  void setNodes(const std::vector<uint32_t>& nodes);
   // Progresses until every request is complete; false after too many idle rounds (deadlock).
   bool waitAll(const std::vector<core::Request*>& reqs);
   size_t unmatched() const;
