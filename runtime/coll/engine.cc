@@ -71,6 +71,23 @@ void onRequestComplete(core::Request* r, void* arg) {
 
 void setP2p(const P2p& p) { gP2p = p; }
 
+namespace {
+
+// What runtime/coll keeps per communicator (comm.collState), computed on its first collective.
+struct CommState {
+  bool nodeAware = false;  // worth a hierarchy (node_layout.h)
+};
+
+bool nodeAware(proto::Comm& comm) {
+  if (!comm.collState) {
+    comm.collState = new CommState{worthHierarchy(commNodeIds(comm))};
+    comm.collStateFree = [](void* s) { delete static_cast<CommState*>(s); };
+  }
+  return static_cast<const CommState*>(comm.collState)->nodeAware;
+}
+
+}  // namespace
+
 std::vector<uint32_t> commNodeIds(const proto::Comm& comm) {
   std::vector<uint32_t> ids(static_cast<size_t>(comm.size), 0);
   if (gP2p.nodeOf)
@@ -82,7 +99,7 @@ size_t activeCount() { return gActive.size(); }
 
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   if (!gP2p.isend) return Status::ErrInternal;
-  const Algorithm* algo = select(args, comm.size, worthHierarchy(commNodeIds(comm)));
+  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
   if (!algo) return Status::ErrInternal;
   core::Request* req = core::requestAlloc(core::ReqKind::Coll);
   req->comm = &comm;

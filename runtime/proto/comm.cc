@@ -24,7 +24,6 @@ std::vector<Comm*>& table() {
 uint32_t gNextCtx = 4;  // world uses 0/1, self 2/3
 
 void freeComm(Comm* c) {
-  if (c->collStateFree && c->collState) c->collStateFree(c->collState);
   delete c;
 }
 

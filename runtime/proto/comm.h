@@ -26,6 +26,13 @@ struct Comm {
   void* collState = nullptr;        // owned by runtime/coll (scratch buffers, topology)
   void (*collStateFree)(void*) = nullptr;
 
+  Comm() = default;
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+  ~Comm() {
+    if (collStateFree && collState) collStateFree(collState);
+  }
+
   uint32_t collCtx() const { return ctx + 1; }
   int worldRank(int r) const { return worldRanks[static_cast<size_t>(r)]; }
 };
