@@ -1,0 +1,140 @@
+#!/bin/busybox sh
+# PID 1 of the Soft-RoCE guest (tests/softroce/README.md). It sets up a real kernel RDMA stack —
+# Debian's rdma_rxe bound to dummy0, a netdev whose packets go nowhere, in a guest that has no
+# other network interface than lo — runs rdma-core's tools and rrt's verbs suite on it, and
+# reports one line per test on the second serial port (/dev/ttyS1):
+#   SOFTROCE PASS|FAIL|SKIP NAME [detail]      one per test
+#   SOFTROCE LOG NAME: TEXT                    the tail of a failing test's output
+#   SOFTROCE TIME NAME SECONDS                 guest uptime at milestones (boot, rxe, done)
+#   SOFTROCE DONE                              the last line: everything ran
+# then powers off. /softroce/conf sets SOFTROCE_TEST_TIMEOUT, SOFTROCE_RRT (0: skip rrt's suite),
+# SOFTROCE_FILTER (a regular expression for testlist lines) and SOFTROCE_VERBOSE.
+/bin/busybox mkdir -p /proc /sys /dev /tmp /run
+/bin/busybox mount -t proc proc /proc
+/bin/busybox --install -s /bin 2>/dev/null
+export PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root TMPDIR=/tmp
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+hostname softroce
+
+SOFTROCE_TEST_TIMEOUT=60 SOFTROCE_RRT=1 SOFTROCE_FILTER= SOFTROCE_VERBOSE=0
+. /softroce/conf
+
+stty -F /dev/ttyS1 raw -echo 2>/dev/null
+exec 3>/dev/ttyS1
+say() { echo "SOFTROCE $*" >&3; }
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+finish() { say TIME done "$(uptime_s)"; say DONE; sync; poweroff -f; sleep 5; echo o >/proc/sysrq-trigger; }
+say TIME boot "$(uptime_s)"
+
+# result NAME STATUS LOG: PASS on status 0, SKIP on 77, FAIL with the log's tail otherwise
+result() {
+  if [ "$2" -eq 0 ]; then say PASS "$1"
+  elif [ "$2" -eq 77 ]; then say SKIP "$1" "$(tail -n 1 "$3")"
+  else
+    say FAIL "$1" "(exit $2)"
+    tail -n 25 "$3" | while IFS= read -r l; do say LOG "$1: $l"; done
+  fi
+  if [ "$SOFTROCE_VERBOSE" = 1 ] || [ "$2" -ne 0 ]; then
+    echo "--- $1 (exit $2)"; cat "$3"
+  fi
+}
+# pair NAME "SERVER COMMAND" "CLIENT COMMAND": a server and a client in this guest; the client is
+# retried until the server listens
+pair() {
+  name=$1
+  log=/tmp/$name.log
+  if ! command -v "${2%% *}" >/dev/null 2>&1; then
+    echo "${2%% *} is not installed on the host (rdma-core / perftest)" >"$log"
+    result "$name" 77 "$log"; return
+  fi
+  timeout "$SOFTROCE_TEST_TIMEOUT" $2 >"$log.server" 2>&1 &
+  server=$!
+  tries=0 rc=1
+  while [ $tries -lt 20 ]; do
+    sleep 1
+    timeout "$SOFTROCE_TEST_TIMEOUT" $3 >"$log.client" 2>&1 && { rc=0; break; }
+    kill -0 $server 2>/dev/null || break   # the server is gone: no point retrying
+    tries=$((tries + 1))
+  done
+  if [ $rc -eq 0 ]; then wait $server; rc=$?; else kill $server 2>/dev/null; wait $server; fi
+  { echo "# server: $2"; cat "$log.server"; echo "# client: $3 (tries: $((tries + 1)))"; cat "$log.client"; } >"$log"
+  result "$name" $rc "$log"
+}
+
+# 1. The kernel RDMA stack: modules, dummy0 (no carrier to anywhere), the rxe device on it.
+rxe_up() {
+  while read -r ko; do
+    case $ko in dummy.ko) insmod "/lib/modules/$ko" numdummies=0 ;; *) insmod "/lib/modules/$ko" ;; esac ||
+      { echo "insmod $ko failed"; return 1; }
+  done </lib/modules/load-order
+  ip link set lo up &&
+  ip link add dummy0 type dummy &&
+  ip addr add 10.11.12.1/24 dev dummy0 &&
+  ip link set dummy0 up &&
+  rdma link add rxe0 type rxe netdev dummy0 &&
+  rdma link show &&
+  ls -l /dev/infiniband &&
+  ibv_devinfo -v -d rxe0 >/tmp/devinfo && cat /tmp/devinfo &&
+  grep -q 'state:.*PORT_ACTIVE' /tmp/devinfo &&
+  # the interfaces: lo and dummy0, nothing that reaches outside the guest
+  ip -o link show && [ "$(ip -o link show | grep -cv ': \(lo\|dummy0\):')" = 0 ]
+}
+rxe_up >/tmp/rxe_setup.log 2>&1
+result rxe_setup $? /tmp/rxe_setup.log
+say TIME rxe "$(uptime_s)"
+if ! grep -q PORT_ACTIVE /tmp/devinfo 2>/dev/null; then
+  finish
+fi
+
+# 2. rdma-core's own tools on rxe0: verbs over RoCEv2 (GID 1 is dummy0's IPv4 address), and
+#    librdmacm (rping, ucmatose, perftest's -R) through rdma_ucm.
+a=10.11.12.1
+pair ibv_rc_pingpong "ibv_rc_pingpong -d rxe0 -g 1 -n 200 -p 18515" "ibv_rc_pingpong -d rxe0 -g 1 -n 200 -p 18515 $a"
+pair ibv_rc_pingpong_events_64k "ibv_rc_pingpong -d rxe0 -g 1 -n 50 -s 65536 -e -c -p 18516" "ibv_rc_pingpong -d rxe0 -g 1 -n 50 -s 65536 -e -c -p 18516 $a"
+pair ibv_srq_pingpong "ibv_srq_pingpong -d rxe0 -g 1 -n 100 -q 4 -p 18517" "ibv_srq_pingpong -d rxe0 -g 1 -n 100 -q 4 -p 18517 $a"
+pair ibv_ud_pingpong "ibv_ud_pingpong -d rxe0 -g 1 -n 100 -s 1024 -p 18518" "ibv_ud_pingpong -d rxe0 -g 1 -n 100 -s 1024 -p 18518 $a"
+pair rping "rping -s -a $a -p 18519 -C 20 -S 4096 -V" "rping -c -a $a -p 18519 -C 20 -S 4096 -V"
+pair ucmatose "ucmatose -b $a -p 18520 -c 2 -C 10" "ucmatose -s $a -b $a -p 18520 -c 2 -C 10"
+pair ib_write_bw "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521" "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521 $a"
+pair ib_read_bw_rdmacm "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522" "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522 $a"
+pair ib_send_lat "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523" "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523 $a"
+say TIME tools "$(uptime_s)"
+
+# 3. rrt's verbs suite through rrun, every rank on rxe0 (RRT_TRANSPORTS=verbs: no shared memory).
+export LD_LIBRARY_PATH=/rrt/lib top_builddir=/rrt top_srcdir=/rrt
+rrt_suite() {
+  log=/tmp/rrt_info.log
+  RRT_TRANSPORTS=verbs timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/apps/rrt_info >"$log" 2>&1
+  rc=$?
+  cat "$log"
+  if ! grep -qiw verbs "$log"; then
+    echo "rrt is built without the verbs transport (apps/rrt_info lists no 'verbs')" >>"$log"
+    result rrt_verbs_transport 77 "$log"
+    return
+  fi
+  result rrt_verbs_transport $rc "$log"
+  [ $rc -eq 0 ] || return
+  n=0
+  while IFS= read -r raw || [ -n "$raw" ]; do
+    line=${raw%%#*}
+    [ -n "$(echo "$line" | tr -d ' \t')" ] || continue
+    if [ -n "$SOFTROCE_FILTER" ] && ! echo "$line" | grep -qE "$SOFTROCE_FILTER"; then continue; fi
+    n=$((n + 1))
+    echo "$line" >/tmp/one.list
+    name=$(echo "rrt $line" | tr -s ' \t' '_')
+    bash /rrt/tests/mp/run_testlist.sh -v /tmp/one.list >"/tmp/rrt.$n.log" 2>&1
+    result "$name" $? "/tmp/rrt.$n.log"
+  done </rrt/tests/softroce/testlist
+}
+if [ "$SOFTROCE_RRT" = 1 ]; then
+  rrt_suite
+else
+  echo "disabled by RRT_SOFTROCE_RRT=0" >/tmp/off.log
+  result rrt_verbs_transport 77 /tmp/off.log
+fi
+finish
