@@ -10,3 +10,4 @@ include tests/unit/local.mk
 include tests/mp/local.mk
 include tests/launcher/local.mk
 include tests/softrdma/local.mk
+include tests/softroce/local.mk

@@ -7,8 +7,10 @@
 #   SOFTROCE LOG NAME: TEXT                    the tail of a failing test's output
 #   SOFTROCE TIME NAME SECONDS                 guest uptime at milestones (boot, rxe, done)
 #   SOFTROCE DONE                              the last line: everything ran
-# then powers off. /softroce/conf sets SOFTROCE_TEST_TIMEOUT, SOFTROCE_RRT (0: skip rrt's suite),
-# SOFTROCE_FILTER (a regular expression for testlist lines) and SOFTROCE_VERBOSE.
+# then powers off. /softroce/conf (written by softroce_test.sh) sets SOFTROCE_TEST_TIMEOUT,
+# MP_TIMEOUT, SOFTROCE_RRT (0: skip rrt), SOFTROCE_RRT_TRANSPORTS (verbs), SOFTROCE_RRT_BUILT (1
+# when the build has that transport; else SOFTROCE_RRT_WHY says why not), SOFTROCE_FILTER (a
+# regular expression for testlist lines) and SOFTROCE_VERBOSE.
 /bin/busybox mkdir -p /proc /sys /dev /tmp /run
 /bin/busybox mount -t proc proc /proc
 /bin/busybox --install -s /bin 2>/dev/null
@@ -21,22 +23,27 @@ mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=1777 tmpfs /tmp
 hostname softroce
 
-SOFTROCE_TEST_TIMEOUT=60 SOFTROCE_RRT=1 SOFTROCE_FILTER= SOFTROCE_VERBOSE=0
+SOFTROCE_TEST_TIMEOUT=60 MP_TIMEOUT=60 SOFTROCE_RRT=1 SOFTROCE_RRT_TRANSPORTS=verbs
+SOFTROCE_RRT_BUILT=0 SOFTROCE_RRT_WHY= SOFTROCE_FILTER= SOFTROCE_VERBOSE=0
 . /softroce/conf
 
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
 exec 3>/dev/ttyS1
 say() { echo "SOFTROCE $*" >&3; }
-uptime_s() { cut -d' ' -f1 /proc/uptime; }
+uptime_s() { read -r up _ </proc/uptime; echo "$up"; }
+begin() { read -r up _ </proc/uptime; started=${up%.*}${up#*.}; }
+elapsed() { read -r up _ </proc/uptime; now=${up%.*}${up#*.}; e=$(( (now - started) / 10 )); echo "$((e / 10)).$((e % 10))s"; }
+started=0
 finish() { say TIME done "$(uptime_s)"; say DONE; sync; poweroff -f; sleep 5; echo o >/proc/sysrq-trigger; }
 say TIME boot "$(uptime_s)"
 
-# result NAME STATUS LOG: PASS on status 0, SKIP on 77, FAIL with the log's tail otherwise
+# result NAME STATUS LOG: PASS on status 0, SKIP on 77, FAIL with the log's tail otherwise; the
+# seconds since the last `begin`
 result() {
-  if [ "$2" -eq 0 ]; then say PASS "$1"
+  if [ "$2" -eq 0 ]; then say PASS "$1" "($(elapsed))"
   elif [ "$2" -eq 77 ]; then say SKIP "$1" "$(tail -n 1 "$3")"
   else
-    say FAIL "$1" "(exit $2)"
+    say FAIL "$1" "(exit $2, $(elapsed))"
     tail -n 25 "$3" | while IFS= read -r l; do say LOG "$1: $l"; done
   fi
   if [ "$SOFTROCE_VERBOSE" = 1 ] || [ "$2" -ne 0 ]; then
@@ -52,6 +59,7 @@ pair() {
     echo "${2%% *} is not installed on the host (rdma-core / perftest)" >"$log"
     result "$name" 77 "$log"; return
   fi
+  begin
   timeout "$SOFTROCE_TEST_TIMEOUT" $2 >"$log.server" 2>&1 &
   server=$!
   tries=0 rc=1
@@ -84,6 +92,7 @@ rxe_up() {
   # the interfaces: lo and dummy0, nothing that reaches outside the guest
   ip -o link show && [ "$(ip -o link show | grep -cv ': \(lo\|dummy0\):')" = 0 ]
 }
+begin
 rxe_up >/tmp/rxe_setup.log 2>&1
 result rxe_setup $? /tmp/rxe_setup.log
 say TIME rxe "$(uptime_s)"
@@ -105,20 +114,13 @@ pair ib_read_bw_rdmacm "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522" "ib
 pair ib_send_lat "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523" "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523 $a"
 say TIME tools "$(uptime_s)"
 
-# 3. rrt's verbs suite through rrun, every rank on rxe0 (RRT_TRANSPORTS=verbs: no shared memory).
-export LD_LIBRARY_PATH=/rrt/lib top_builddir=/rrt top_srcdir=/rrt
-rrt_suite() {
-  log=/tmp/rrt_info.log
-  RRT_TRANSPORTS=verbs timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/apps/rrt_info >"$log" 2>&1
-  rc=$?
-  cat "$log"
-  if ! grep -qiw verbs "$log"; then
-    echo "rrt is built without the verbs transport (apps/rrt_info lists no 'verbs')" >>"$log"
-    result rrt_verbs_transport 77 "$log"
-    return
-  fi
-  result rrt_verbs_transport $rc "$log"
-  [ $rc -eq 0 ] || return
+# 3. rrt through rrun. First a plain 2-rank job on the default transports (shared memory): the
+#    guest holds a working rrt + PMIx. Then the suite with RRT_TRANSPORTS=$SOFTROCE_RRT_TRANSPORTS
+#    (verbs: every pair of ranks, also two on this one guest, talks through rxe0), once per verbs
+#    connection backend when the build has RRT_VERBS_CM.
+export LD_LIBRARY_PATH=/rrt/lib top_builddir=/rrt top_srcdir=/rrt MP_TIMEOUT
+# run_list NAME_PREFIX: each line of the guest testlist as one test
+run_list() {
   n=0
   while IFS= read -r raw || [ -n "$raw" ]; do
     line=${raw%%#*}
@@ -126,15 +128,46 @@ rrt_suite() {
     if [ -n "$SOFTROCE_FILTER" ] && ! echo "$line" | grep -qE "$SOFTROCE_FILTER"; then continue; fi
     n=$((n + 1))
     echo "$line" >/tmp/one.list
-    name=$(echo "rrt $line" | tr -s ' \t' '_')
+    name=$(echo "$1 $line" | tr -s ' \t' '_')
+    begin
     bash /rrt/tests/mp/run_testlist.sh -v /tmp/one.list >"/tmp/rrt.$n.log" 2>&1
     result "$name" $? "/tmp/rrt.$n.log"
   done </rrt/tests/softroce/testlist
+}
+rrt_suite() {
+  echo "p2p_sizes 2" >/tmp/one.list
+  begin
+  bash /rrt/tests/mp/run_testlist.sh -v /tmp/one.list >/tmp/rrt_in_guest.log 2>&1
+  result rrt_in_guest $? /tmp/rrt_in_guest.log
+  t=$SOFTROCE_RRT_TRANSPORTS
+  if [ "$SOFTROCE_RRT_BUILT" != 1 ]; then
+    echo "$SOFTROCE_RRT_WHY" >/tmp/rrt_transport.log
+    result "rrt_transport_$t" 77 /tmp/rrt_transport.log
+    return
+  fi
+  # the transport must be listed by rrt_info in a 2-rank job (rank 1 reached through it)
+  log=/tmp/rrt_transport.log
+  begin
+  RRT_TRANSPORTS=$t timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/rrun -n 2 /rrt/apps/rrt_info >"$log" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ] && ! sed -n '/^transports/,/^tunables/p' "$log" | grep -q "^  $t "; then
+    echo "rrt_info lists no '$t' transport" >>"$log"; rc=1
+  fi
+  if [ $rc -eq 0 ] && grep -q 'no transport reaches' "$log"; then rc=1; fi
+  result "rrt_transport_$t" $rc "$log"
+  [ $rc -eq 0 ] || return
+  export RRT_TRANSPORTS=$t
+  if [ "$t" = verbs ] && grep -q '^  RRT_VERBS_CM ' "$log"; then
+    for cm in pmix rdmacm; do RRT_VERBS_CM=$cm run_list "$cm"; done
+  else
+    run_list "$t"
+  fi
+  unset RRT_TRANSPORTS
 }
 if [ "$SOFTROCE_RRT" = 1 ]; then
   rrt_suite
 else
   echo "disabled by RRT_SOFTROCE_RRT=0" >/tmp/off.log
-  result rrt_verbs_transport 77 /tmp/off.log
+  result rrt 77 /tmp/off.log
 fi
 finish

@@ -12,7 +12,9 @@
 #   RRT_SOFTROCE_TIMEOUT=S       wall-clock limit of the guest (default 420); it is killed after it
 #   RRT_SOFTROCE_TEST_TIMEOUT=S  limit of one test inside the guest (default 90)
 #   RRT_SOFTROCE_MEM=MIB, RRT_SOFTROCE_SMP=N   guest memory (default 1024) and vCPUs (default 2)
-#   RRT_SOFTROCE_RRT=0           run only rdma-core's tools, not rrt's suite
+#   RRT_SOFTROCE_RRT=0           run only rdma-core's tools, not rrt
+#   RRT_SOFTROCE_TRANSPORTS=T    the transport rrt's suite runs on (default verbs; shm checks the
+#                                harness itself)
 #   RRT_SOFTROCE_FILTER=REGEX    run only the lines of tests/softroce/testlist that match
 #   RRT_SOFTROCE_VERBOSE=1       print every test's output (the guest console), not only failures
 #   RRT_SOFTROCE_KEEP=DIR        keep the initramfs and the logs in DIR
@@ -56,13 +58,29 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# Does the build have the transport the suite is to run on? (Its namespace is in librrt.)
+transport=${RRT_SOFTROCE_TRANSPORTS:-verbs}
+built=0 why=
+lib=$(ls "$top_builddir"/.libs/librrt.so.*.*.* 2>/dev/null | head -n 1)
+if [ -z "$lib" ]; then
+  why="$top_builddir/.libs/librrt.so is not built"
+elif grep -aq "N3rrt9transport${#transport}${transport}" "$lib"; then
+  built=1
+else
+  why="this rrt build has no $transport transport (no rrt::transport::$transport in $(basename "$lib"))"
+fi
+q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
 # The guest's settings, read by its init script (no kernel command line parsing needed).
 {
+  echo "SOFTROCE_RRT_TRANSPORTS=$(q "$transport")"
+  echo "SOFTROCE_RRT_BUILT=$built"
+  echo "SOFTROCE_RRT_WHY=$(q "$why")"
   echo "SOFTROCE_TEST_TIMEOUT=${RRT_SOFTROCE_TEST_TIMEOUT:-90}"
   echo "MP_TIMEOUT=${RRT_SOFTROCE_TEST_TIMEOUT:-90}"
   echo "SOFTROCE_RRT=${RRT_SOFTROCE_RRT:-1}"
   echo "SOFTROCE_VERBOSE=${RRT_SOFTROCE_VERBOSE:-0}"
-  printf "SOFTROCE_FILTER='%s'\n" "$(printf '%s' "${RRT_SOFTROCE_FILTER:-}" | sed "s/'/'\\\\''/g")"
+  echo "SOFTROCE_FILTER=$(q "${RRT_SOFTROCE_FILTER:-}")"
 } >"$work/conf"
 
 t0=$(date +%s)

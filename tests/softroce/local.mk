@@ -1,0 +1,7 @@
+# tests/softroce: the Soft-RoCE tier (README.md there), never installed. One automake test boots
+# Debian's stock kernel under QEMU (TCG, no network interface) with rdma_rxe on a dummy netdev and
+# runs rdma-core's tools and rrt's verbs suite (tests/softroce/testlist) on it; it skips when QEMU,
+# busybox, cpio, kmod or the kernel package cannot be had.
+TESTS += tests/softroce/softroce_test.sh
+EXTRA_DIST += tests/softroce/README.md tests/softroce/softroce_test.sh tests/softroce/kernel.sh \
+	tests/softroce/initramfs.sh tests/softroce/guest_init.sh tests/softroce/testlist
