@@ -41,14 +41,6 @@ if [ -z "$cache" ]; then
     cache=${XDG_CACHE_HOME:-$HOME/.cache}/rrt-softroce
   fi
 fi
-kdir=$("$here/kernel.sh" "$cache")
-case $? in
-  0) ;;
-  77) skip "no kernel package: see above" ;;
-  *) echo "kernel.sh failed"; exit 1 ;;
-esac
-echo "kernel: $(cat "$kdir/version") from $kdir"
-
 work=$(mktemp -d "${TMPDIR:-/tmp}/rrt-softroce.XXXXXX") || exit 99
 cleanup() {
   [ -n "${qpid:-}" ] && kill -9 "$qpid" 2>/dev/null
@@ -57,6 +49,14 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+kdir=$("$here/kernel.sh" "$cache" 2>"$work/kernel.log")
+case $? in
+  0) cat "$work/kernel.log" ;;
+  77) skip "$(tail -n 1 "$work/kernel.log")" ;;
+  *) cat "$work/kernel.log"; echo "kernel.sh failed"; exit 1 ;;
+esac
+echo "kernel: $(cat "$kdir/version") from $kdir"
 
 # Does the build have the transport the suite is to run on? (Its namespace is in librrt.)
 transport=${RRT_SOFTROCE_TRANSPORTS:-verbs}
