@@ -5,6 +5,7 @@
 # reports one line per test on the second serial port (/dev/ttyS1):
 #   SOFTROCE PASS|FAIL|SKIP NAME [detail]      one per test
 #   SOFTROCE LOG NAME: TEXT                    the tail of a failing test's output
+#   SOFTROCE INFO rxe0 PROBE NAME: VALUE       what verbs_probe found out about rxe
 #   SOFTROCE TIME NAME SECONDS                 guest uptime at milestones (boot, rxe, done)
 #   SOFTROCE DONE                              the last line: everything ran
 # then powers off. /softroce/conf (written by softroce_test.sh) sets SOFTROCE_TEST_TIMEOUT,
@@ -112,6 +113,14 @@ pair ucmatose "ucmatose -b $a -p 18520 -c 2 -C 10" "ucmatose -s $a -b $a -p 1852
 pair ib_write_bw "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521" "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521 $a"
 pair ib_read_bw_rdmacm "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522" "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522 $a"
 pair ib_send_lat "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523" "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523 $a"
+# how rxe answers where verbs implementations may differ (tests/softroce/verbs_probe.c)
+if [ -x /rrt/tests/softroce/verbs_probe ]; then
+  begin
+  timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/tests/softroce/verbs_probe -d rxe0 -g 1 -w 15 >/tmp/probe.log 2>&1
+  rc=$?
+  grep '^PROBE ' /tmp/probe.log | while IFS= read -r l; do say INFO "rxe0 $l"; done
+  result verbs_probe $rc /tmp/probe.log
+fi
 say TIME tools "$(uptime_s)"
 
 # 3. rrt through rrun. First a plain 2-rank job on the default transports (shared memory): the

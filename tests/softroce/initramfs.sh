@@ -12,7 +12,7 @@
 #              .driver file
 #   OpenPMIx's component tree (plugins, help texts), read at run time by libpmix
 #   /rrt: the built rrt, laid out like the build tree (rrun, apps/, tests/mp/ with every test
-#         program, coll_check included, tests/mpi/), libtool wrappers replaced by the real ELF
+#         program, coll_check included, tests/mpi/, tests/softroce/verbs_probe), libtool wrappers replaced by the real ELF
 #         files, debug info stripped; librrt*.so in /rrt/lib
 #   every shared library any of those ELF files needs, at the path ldd resolves on this host.
 # Nothing of tests/softrdma (our stand-in libibverbs.so.1) goes in: the guest uses the real one.
@@ -70,7 +70,7 @@ add_program() {  # build-tree path relative to builddir, guest path
 }
 [ -f "$builddir/rrun" ] || die "$builddir/rrun is not built"
 add_program rrun /rrt/rrun
-for dir in apps apps/examples tests/mp tests/coll tests/mpi; do
+for dir in apps apps/examples tests/mp tests/coll tests/mpi tests/softroce; do
   for f in "$builddir/$dir"/*; do
     case $f in *.sh|*.o|*.lo|*.la|*.in|*.c|*.cc|*.h|*.log|*.trs|*/Makefile*|*/local.mk) continue ;; esac
     add_program "${f#"$builddir/"}" "/rrt/${f#"$builddir/"}"

@@ -5,3 +5,11 @@
 TESTS += tests/softroce/softroce_test.sh
 EXTRA_DIST += tests/softroce/README.md tests/softroce/softroce_test.sh tests/softroce/kernel.sh \
 	tests/softroce/initramfs.sh tests/softroce/guest_init.sh tests/softroce/testlist
+
+if HAVE_VERBS
+# Behaviours where verbs implementations may differ, probed in the guest (rdma_rxe) and, for
+# comparison, on the software RDMA device of tests/softrdma when it is built.
+check_PROGRAMS += tests/softroce/verbs_probe
+tests_softroce_verbs_probe_SOURCES = tests/softroce/verbs_probe.c
+tests_softroce_verbs_probe_LDADD = -libverbs
+endif HAVE_VERBS

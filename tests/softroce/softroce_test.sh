@@ -126,6 +126,20 @@ skipped=$(grep -c '^SOFTROCE SKIP' "$work/results")
 echo "guest: init at ${boot:-?} s, rxe0 up at ${rxe:-?} s, done at ${done_t:-?} s (guest uptime);" \
      "qemu ran $((t2 - t1)) s wall, exit $qrc"
 echo "$pass passed, $fail failed, $skipped skipped"
+# rxe's answers beside the software RDMA device's (tests/softrdma), where that is built
+if grep -q '^SOFTROCE INFO rxe0 PROBE' "$work/results"; then
+  sed -n 's/^SOFTROCE INFO rxe0 PROBE \([^:]*\): /\1\t/p' "$work/results" | sort >"$work/probe.rxe"
+  : >"$work/probe.soft"
+  if [ -x "$top_builddir/tests/softroce/verbs_probe" ] &&
+     (. "$top_srcdir/tests/softrdma/env.sh" "$top_builddir" 2>/dev/null &&
+      timeout 60 "$top_builddir/tests/softroce/verbs_probe" -d softrdma0 -g 1 -w 15) >"$work/probe.softrdma" 2>&1; then
+    sed -n 's/^PROBE \([^:]*\): /\1\t/p' "$work/probe.softrdma" | sort >"$work/probe.soft"
+  fi
+  echo "--- verbs behaviours: rdma_rxe in the guest | the software RDMA device (tests/softrdma)"
+  join -t "$(printf '\t')" -a 1 -e '(not run)' -o 0,1.2,2.2 "$work/probe.rxe" "$work/probe.soft" |
+    awk -F '\t' '{ printf "%s %-42s rxe: %s\n%-44s softrdma: %s\n", ($2 == $3 ? " " : "*"), $1, $2, "", $3 }'
+  echo "(* marks a difference)"
+fi
 if ! grep -q '^SOFTROCE DONE' "$work/results"; then
   if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
     echo "FAIL: the guest did not finish within $limit s (RRT_SOFTROCE_TIMEOUT) and was killed"
