@@ -112,11 +112,11 @@ pair rping "rping -s -a $a -p 18519 -C 20 -S 4096 -V" "rping -c -a $a -p 18519 -
 pair ucmatose "ucmatose -b $a -p 18520 -c 2 -C 10" "ucmatose -s $a -b $a -p 18520 -c 2 -C 10"
 pair ib_write_bw "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521" "ib_write_bw -d rxe0 -x 1 -n 200 -s 65536 -p 18521 $a"
 pair ib_read_bw_rdmacm "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522" "ib_read_bw -d rxe0 -x 1 -R -n 100 -s 65536 -p 18522 $a"
-pair ib_send_lat "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523" "ib_send_lat -d rxe0 -x 1 -n 200 -s 64 -p 18523 $a"
+pair ib_send_lat "ib_send_lat -d rxe0 -x 1 -n 100 -s 64 -p 18523" "ib_send_lat -d rxe0 -x 1 -n 100 -s 64 -p 18523 $a"
 # how rxe answers where verbs implementations may differ (tests/softroce/verbs_probe.c)
 if [ -x /rrt/tests/softroce/verbs_probe ]; then
   begin
-  timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/tests/softroce/verbs_probe -d rxe0 -g 1 -w 15 >/tmp/probe.log 2>&1
+  timeout "$SOFTROCE_TEST_TIMEOUT" /rrt/tests/softroce/verbs_probe -d rxe0 -g 1 -w 5 >/tmp/probe.log 2>&1
   rc=$?
   grep '^PROBE ' /tmp/probe.log | while IFS= read -r l; do say INFO "rxe0 $l"; done
   result verbs_probe $rc /tmp/probe.log
@@ -126,9 +126,10 @@ say TIME tools "$(uptime_s)"
 # 3. rrt through rrun. First a plain 2-rank job on the default transports (shared memory): the
 #    guest holds a working rrt + PMIx. Then the suite with RRT_TRANSPORTS=$SOFTROCE_RRT_TRANSPORTS
 #    (verbs: every pair of ranks, also two on this one guest, talks through rxe0), once per verbs
-#    connection backend when the build has RRT_VERBS_CM.
+#    connection backend when the build has RRT_VERBS_CM (testlist with pmix, testlist.rdmacm with
+#    rdmacm).
 export LD_LIBRARY_PATH=/rrt/lib top_builddir=/rrt top_srcdir=/rrt MP_TIMEOUT
-# run_list NAME_PREFIX: each line of the guest testlist as one test
+# run_list NAME_PREFIX LIST: each line of LIST as one test
 run_list() {
   n=0
   while IFS= read -r raw || [ -n "$raw" ]; do
@@ -141,7 +142,7 @@ run_list() {
     begin
     bash /rrt/tests/mp/run_testlist.sh -v /tmp/one.list >"/tmp/rrt.$n.log" 2>&1
     result "$name" $? "/tmp/rrt.$n.log"
-  done </rrt/tests/softroce/testlist
+  done <"$2"
 }
 rrt_suite() {
   echo "p2p_sizes 2" >/tmp/one.list
@@ -167,9 +168,10 @@ rrt_suite() {
   [ $rc -eq 0 ] || return
   export RRT_TRANSPORTS=$t
   if [ "$t" = verbs ] && grep -q '^  RRT_VERBS_CM ' "$log"; then
-    for cm in pmix rdmacm; do RRT_VERBS_CM=$cm run_list "$cm"; done
+    RRT_VERBS_CM=pmix run_list pmix /rrt/tests/softroce/testlist
+    RRT_VERBS_CM=rdmacm run_list rdmacm /rrt/tests/softroce/testlist.rdmacm
   else
-    run_list "$t"
+    run_list "$t" /rrt/tests/softroce/testlist
   fi
   unset RRT_TRANSPORTS
 }

@@ -85,6 +85,7 @@ for f in $(find "$builddir" -path "$builddir/tests/softrdma" -prune -o \
 done
 put "$srcdir/tests/mp/run_testlist.sh" /rrt/tests/mp/run_testlist.sh
 put "$srcdir/tests/softroce/testlist" /rrt/tests/softroce/testlist
+put "$srcdir/tests/softroce/testlist.rdmacm" /rrt/tests/softroce/testlist.rdmacm
 
 # every library the ELF files need, where ldd finds it on this host (rrt's own are in /rrt/lib);
 # repeated until nothing new turns up (OpenPMIx's plugins bring their own)

@@ -4,7 +4,8 @@
 # busybox, cpio, kmod or the kernel package cannot be had.
 TESTS += tests/softroce/softroce_test.sh
 EXTRA_DIST += tests/softroce/README.md tests/softroce/softroce_test.sh tests/softroce/kernel.sh \
-	tests/softroce/initramfs.sh tests/softroce/guest_init.sh tests/softroce/testlist
+	tests/softroce/initramfs.sh tests/softroce/guest_init.sh tests/softroce/testlist \
+	tests/softroce/testlist.rdmacm tests/softroce/verbs_probe.c
 
 if HAVE_VERBS
 # Behaviours where verbs implementations may differ, probed in the guest (rdma_rxe) and, for

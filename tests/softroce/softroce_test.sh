@@ -132,7 +132,7 @@ if grep -q '^SOFTROCE INFO rxe0 PROBE' "$work/results"; then
   : >"$work/probe.soft"
   if [ -x "$top_builddir/tests/softroce/verbs_probe" ] &&
      (. "$top_srcdir/tests/softrdma/env.sh" "$top_builddir" 2>/dev/null &&
-      timeout 60 "$top_builddir/tests/softroce/verbs_probe" -d softrdma0 -g 1 -w 15) >"$work/probe.softrdma" 2>&1; then
+      timeout 60 "$top_builddir/tests/softroce/verbs_probe" -d softrdma0 -g 1 -w 5) >"$work/probe.softrdma" 2>&1; then
     sed -n 's/^PROBE \([^:]*\): /\1\t/p' "$work/probe.softrdma" | sort >"$work/probe.soft"
   fi
   echo "--- verbs behaviours: rdma_rxe in the guest | the software RDMA device (tests/softrdma)"
