@@ -167,9 +167,14 @@ rrt_suite() {
   result "rrt_transport_$t" $rc "$log"
   [ $rc -eq 0 ] || return
   export RRT_TRANSPORTS=$t
-  if [ "$t" = verbs ] && grep -q '^  RRT_VERBS_CM ' "$log"; then
-    RRT_VERBS_CM=pmix run_list pmix /rrt/tests/softroce/testlist
-    RRT_VERBS_CM=rdmacm run_list rdmacm /rrt/tests/softroce/testlist.rdmacm
+  # the connection-backend tunable (the issue names it RRT_VERBS_CM; RRT_IB_CM beside RRT_IB_*)
+  cm=$(sed -n 's/^  \(RRT_\(VERBS\|IB\)_CM\) .*/\1/p' "$log" | head -n 1)
+  if [ "$t" = verbs ] && [ -n "$cm" ]; then
+    export "$cm=pmix"
+    run_list pmix /rrt/tests/softroce/testlist
+    export "$cm=rdmacm"
+    run_list rdmacm /rrt/tests/softroce/testlist.rdmacm
+    unset "$cm"
   else
     run_list "$t" /rrt/tests/softroce/testlist
   fi
