@@ -168,7 +168,7 @@ rrt_suite() {
   [ $rc -eq 0 ] || return
   export RRT_TRANSPORTS=$t
   # the connection-backend tunable (the issue names it RRT_VERBS_CM; RRT_IB_CM beside RRT_IB_*)
-  cm=$(sed -n 's/^  \(RRT_\(VERBS\|IB\)_CM\) .*/\1/p' "$log" | head -n 1)
+  cm=$(sed -nE 's/^  (RRT_(VERBS|IB)_CM) .*/\1/p' "$log" | head -n 1)
   if [ "$t" = verbs ] && [ -n "$cm" ]; then
     export "$cm=pmix"
     run_list pmix /rrt/tests/softroce/testlist
