@@ -71,21 +71,25 @@ dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$x" --wildcards './boot/vmlinuz-*' '
 kver=$(ls "$x/lib/modules" | head -n 1)
 [ -n "$kver" ] && [ -f "$x/boot/vmlinuz-$kver" ] || { echo "$deb holds no kernel image" >&2; exit 1; }
 depmod -b "$x" "$kver" || { echo "depmod failed on $deb" >&2; exit 1; }
-rm -rf "$kdir.new" && mkdir -p "$kdir.new/modules" || exit 1
-cp "$x/boot/vmlinuz-$kver" "$kdir.new/vmlinuz" || exit 1
-echo "$kver" >"$kdir.new/version"
-echo "$want_modules" >"$kdir.new/wanted"
-: >"$kdir.new/load-order"
+# built under a private name and renamed, so that runs sharing the cache do not mix their files
+new=$(mktemp -d "$kdir.new.XXXXXX") && mkdir -p "$new/modules" || exit 1
+trap 'rm -rf "$x" "$new"' EXIT
+cp "$x/boot/vmlinuz-$kver" "$new/vmlinuz" || exit 1
+echo "$kver" >"$new/version"
+echo "$want_modules" >"$new/wanted"
+: >"$new/load-order"
 for m in $want_modules; do
   # --show-depends prints "insmod PATH [options]" in load order; options are the guest's business
   deps=$(modprobe -C /dev/null -d "$x" -S "$kver" --show-depends "$m") ||
     { echo "modprobe cannot resolve $m in $deb" >&2; exit 1; }
   for ko in $(printf '%s\n' "$deps" | sed -n 's/^insmod \([^ ]*\).*/\1/p'); do
     name=$(basename "$ko")
-    grep -qx "$name" "$kdir.new/load-order" && continue
-    cp "$ko" "$kdir.new/modules/$name" || exit 1
-    echo "$name" >>"$kdir.new/load-order"
+    grep -qx "$name" "$new/load-order" && continue
+    cp "$ko" "$new/modules/$name" || exit 1
+    echo "$name" >>"$new/load-order"
   done
 done
-rm -rf "$kdir" && mv "$kdir.new" "$kdir" || exit 1
+if [ "$(cat "$kdir/wanted" 2>/dev/null)" != "$want_modules" ]; then
+  rm -rf "$kdir" && mv "$new" "$kdir" || exit 1
+fi
 echo "$kdir"
