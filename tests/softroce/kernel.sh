@@ -72,7 +72,7 @@ kver=$(ls "$x/lib/modules" | head -n 1)
 [ -n "$kver" ] && [ -f "$x/boot/vmlinuz-$kver" ] || { echo "$deb holds no kernel image" >&2; exit 1; }
 depmod -b "$x" "$kver" || { echo "depmod failed on $deb" >&2; exit 1; }
 # built under a private name and renamed, so that runs sharing the cache do not mix their files
-new=$(mktemp -d "$kdir.new.XXXXXX") && mkdir -p "$new/modules" || exit 1
+new=$(mktemp -d "$kdir.new.XXXXXX") && chmod 755 "$new" && mkdir -p "$new/modules" || exit 1
 trap 'rm -rf "$x" "$new"' EXIT
 cp "$x/boot/vmlinuz-$kver" "$new/vmlinuz" || exit 1
 echo "$kver" >"$new/version"
