@@ -79,6 +79,12 @@ int rrt_finalized(int* flag) {
   return RRT_SUCCESS;
 }
 
+int rrt_cuda_support(int* flag) {
+  if (!flag) return RRT_ERR_ARG;
+  *flag = gpu::enabled() ? 1 : 0;
+  return RRT_SUCCESS;
+}
+
 int rrt_abort(rrt_comm_t comm, int code) {
   (void)comm;  // rrt aborts the whole job whatever the communicator, as MPI implementations do
   char why[64];

@@ -38,3 +38,16 @@ tests_unit_gpu_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_fake_d
 	tests/unit/gpu_cache_test.cc tests/unit/gpu_pipeline_test.cc tests/unit/gpu_staging_test.cc
 tests_unit_gpu_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_gpu_test_LDADD = $(UNIT_LDADD)
+
+# The GPU suite (multi-process, through rrun): skips with its reason when no device is present.
+check_PROGRAMS += tests/gpu/gpu_p2p tests/gpu/gpu_coll tests/gpu/gpu_kernels
+tests_gpu_gpu_p2p_SOURCES = tests/gpu/gpu_p2p.c apps/common/device_mem.h apps/common/device_mem.c
+tests_gpu_gpu_p2p_LDADD = librrt.la
+tests_gpu_gpu_p2p_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_gpu_gpu_coll_SOURCES = tests/gpu/gpu_coll.c apps/common/device_mem.h apps/common/device_mem.c
+tests_gpu_gpu_coll_LDADD = librrt.la
+tests_gpu_gpu_coll_LDFLAGS = $(AM_LDFLAGS) -no-install
+tests_gpu_gpu_kernels_SOURCES = tests/gpu/gpu_kernels.cc apps/common/device_mem.h apps/common/device_mem.c
+tests_gpu_gpu_kernels_LDADD = librrtint.la
+TESTS += tests/gpu/gpu_suite.sh
+EXTRA_DIST += tests/gpu/gpu_suite.sh tests/gpu/run_gpu_suite.sh
