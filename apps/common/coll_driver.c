@@ -62,7 +62,10 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   if (on_device) {
     const char *why = bench_device_check(rt->device_unavailable);
     if (why) {
-      if (rt->rank == 0) printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+      if (rt->rank == 0) {
+        printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+        fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
+      }
       return DEVICE_SKIP_EXIT;
     }
   }

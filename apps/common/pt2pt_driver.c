@@ -33,7 +33,10 @@ int pt2pt_main(int argc, char **argv, const struct pt2pt_runtime *rt,
   if (opts.device == BENCH_DEV_CUDA) {
     const char *why = bench_device_check(rt->device_unavailable);
     if (why) {
-      if (rt->rank == 0) printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+      if (rt->rank == 0) {
+        printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+        fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
+      }
       return DEVICE_SKIP_EXIT;
     }
   }

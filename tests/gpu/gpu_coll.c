@@ -49,6 +49,7 @@ int main(int argc, char **argv) {
   const char *why = unavailable();
   if (why) {
     if (rank == 0) printf("SKIP: gpu_coll: %s\n", why);
+    fflush(stdout);
     rrt_finalize();
     return DEVICE_SKIP_EXIT;
   }

@@ -30,6 +30,7 @@ int main(int argc, char **argv) {
   const char *why = unavailable();
   if (why) {
     if (rank == 0) printf("SKIP: gpu_p2p: %s\n", why);
+    fflush(stdout);
     rrt_finalize();
     return DEVICE_SKIP_EXIT;
   }
