@@ -4,6 +4,7 @@
 # apps/common/ holds what every benchmark shares; options, pt2pt_driver and coll_driver are plain
 # C without runtime calls, so bench/compare builds the MPI counterparts (bench/mpi/) on them too.
 apps_common_sources = apps/common/options.h apps/common/options.c \
+	apps/common/device_mem.h apps/common/device_mem.c \
 	apps/common/rrt_check.h apps/common/rrt_check.cc
 apps_pt2pt_sources = $(apps_common_sources) \
 	apps/common/pt2pt_driver.h apps/common/pt2pt_driver.c \

@@ -8,6 +8,7 @@
 
 #include "rrt/rrt.h"
 #include "rrt_config.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/coll/selection.h"
 #include "runtime/core/config.h"
 #include "runtime/proto/engine.h"
@@ -98,6 +99,14 @@ int main(int argc, char** argv) {
     const auto& job = rrt::proto::engine().job();
     printf("rrt %s (%d ranks, %zu on this node)\n", PACKAGE_VERSION, size, job.localPeers.size());
     printTransports();
+    printf("CUDA device buffers: %s\n", rrt::gpu::describe());
+    if (rrt::gpu::enabled()) {
+      printf("  device message path by size (same node): <= 64K %s, above %s\n",
+             rrt::gpu::protoName(rrt::gpu::protoFor(rrt::memory::MemType::Cuda,
+                                                     rrt::memory::MemType::Cuda, 1, true)),
+             rrt::gpu::protoName(rrt::gpu::protoFor(rrt::memory::MemType::Cuda,
+                                                     rrt::memory::MemType::Cuda, 1 << 20, true)));
+    }
     printTunables();
     printf("point-to-point protocol by message size:\n");
     printProtocols(0, "self");

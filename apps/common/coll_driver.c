@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_mem.h"
+
 /* Per-rank average latency in microseconds of one size. */
 static double time_size(const struct coll_runtime *rt, const struct coll_bench *bench,
                         const struct coll_args *args, size_t iters, size_t skip) {
@@ -56,12 +58,23 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
     return 1;
   }
 
+  const int on_device = opts.device == BENCH_DEV_CUDA;
+  if (on_device) {
+    const char *why = bench_device_check(rt->device_unavailable);
+    if (why) {
+      if (rt->rank == 0) {
+        printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+        fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
+      }
+      return DEVICE_SKIP_EXIT;
+    }
+  }
   size_t np = (size_t)rt->nranks;
   size_t max = opts.kind == BENCH_COLL ? opts.max_size : 0;
   size_t send_bytes = max * (bench->send_blocks == COLL_BLOCK_PER_RANK ? np : 1);
   size_t recv_bytes = max * (bench->recv_blocks == COLL_BLOCK_PER_RANK ? np : 1);
-  void *send = bench_alloc(send_bytes);
-  void *recv = bench_alloc(recv_bytes);
+  void *send = on_device ? device_mem_alloc(send_bytes) : bench_alloc(send_bytes);
+  void *recv = on_device ? device_mem_alloc(recv_bytes) : bench_alloc(recv_bytes);
   size_t *counts = calloc(np, sizeof *counts);
   int *int_counts = calloc(np, sizeof *int_counts);
   if (!send || !recv || !counts || !int_counts) {
@@ -70,8 +83,13 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
     return 1;
   }
   /* Touch the buffers before timing, with values that are normal numbers in every -T type. */
-  memset(send, 1, send_bytes ? send_bytes : 1);
-  memset(recv, 0, recv_bytes ? recv_bytes : 1);
+  if (on_device) {
+    device_mem_fill(send, 1, send_bytes);
+    device_mem_fill(recv, 0, recv_bytes);
+  } else {
+    memset(send, 1, send_bytes ? send_bytes : 1);
+    memset(recv, 0, recv_bytes ? recv_bytes : 1);
+  }
 
   if (rt->rank == 0) {
     printf("\n");
@@ -94,7 +112,12 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   }
   free(int_counts);
   free(counts);
-  free(recv);
-  free(send);
+  if (on_device) {
+    device_mem_free(recv);
+    device_mem_free(send);
+  } else {
+    free(recv);
+    free(send);
+  }
   return 0;
 }

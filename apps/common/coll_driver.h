@@ -27,6 +27,9 @@ struct coll_runtime {
   void (*reduce_stats)(double value, double *min, double *max, double *sum);
   int (*dtype_supported)(enum bench_dtype dtype);
   void (*abort_job)(void);
+  /* -d cuda: NULL when the runtime takes device buffers here, else why not (NULL function: the
+   * runtime never does). */
+  const char *(*device_unavailable)(void);
 };
 
 /* One call of the collective under test. */

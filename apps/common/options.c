@@ -111,15 +111,30 @@ enum bench_parse_result bench_parse(int argc, char **argv, enum bench_kind kind,
         break;
       }
       case 'd':
-        /* Device buffers (-d cuda) are future work: only host memory is measured today. */
-        if (strcmp(optarg, "host") != 0) {
-          snprintf(error, errlen, "unsupported device -d %s (only 'host' so far)", optarg);
+        if (strcmp(optarg, "host") == 0) {
+          opts->device = BENCH_DEV_HOST;
+        } else if (strcmp(optarg, "cuda") == 0) {
+          opts->device = BENCH_DEV_CUDA;
+          opts->device_buf[0] = opts->device_buf[1] = 1;
+        } else {
+          snprintf(error, errlen, "unsupported device -d %s (host or cuda)", optarg);
           return BENCH_BAD_USAGE;
         }
         break;
       default:
         snprintf(error, errlen, "unknown option or missing argument -%c", optopt);
         return BENCH_BAD_USAGE;
+    }
+  }
+  if (opts->device == BENCH_DEV_CUDA && (kind == BENCH_LATENCY || kind == BENCH_BW) &&
+      optind < argc) {
+    /* OSU's buffer kinds: "-d cuda D H" = rank 0 device, rank 1 host. */
+    for (int r = 0; r < 2; ++r) {
+      if (optind >= argc || (strcmp(argv[optind], "D") != 0 && strcmp(argv[optind], "H") != 0)) {
+        snprintf(error, errlen, "-d cuda takes two buffer kinds, H or D (e.g. -d cuda D D)");
+        return BENCH_BAD_USAGE;
+      }
+      opts->device_buf[r] = argv[optind++][0] == 'D';
     }
   }
   if (optind < argc) {
@@ -150,9 +165,12 @@ void bench_usage(FILE *out, const char *program, enum bench_kind kind) {
     fprintf(out, "  -f            also print min and max latency and iterations\n");
   if (kind == BENCH_COLL)
     fprintf(out, "  -T TYPE       element type: char (default), int, float, double, fp16, bf16\n");
-  fprintf(out,
-          "  -d host       buffer memory (device memory is future work)\n"
-          "  -h            print this help\n");
+  if (kind == BENCH_LATENCY || kind == BENCH_BW)
+    fprintf(out, "  -d host|cuda [H|D H|D]  buffer memory; with cuda, rank 0's and rank 1's buffers\n"
+                 "                (default D D); skipped (exit 77) without a GPU\n");
+  else
+    fprintf(out, "  -d host|cuda  buffer memory; cuda is skipped (exit 77) without a GPU\n");
+  fprintf(out, "  -h            print this help\n");
 }
 
 size_t bench_iters(const struct bench_options *opts, size_t size) {
@@ -221,4 +239,8 @@ void *bench_alloc(size_t bytes) {
   size_t page = (size_t)sysconf(_SC_PAGESIZE);
   if (posix_memalign(&p, page, bytes ? bytes : 1) != 0) return NULL;
   return p;
+}
+
+const char *bench_device_check(const char *(*device_unavailable)(void)) {
+  return device_unavailable ? device_unavailable() : "device buffers not supported by this runtime";
 }

@@ -26,6 +26,10 @@ enum bench_kind {
 /* -T: the element type of collectives (sizes stay in bytes; count = size / element size). */
 enum bench_dtype { BENCH_CHAR, BENCH_INT, BENCH_FLOAT, BENCH_DOUBLE, BENCH_FP16, BENCH_BF16 };
 
+/* -d: where the buffers live. With -d cuda the point-to-point tests take two more arguments, the
+ * buffer kind of rank 0 and rank 1 (H or D, default D D), as OSU's "-d cuda D D". */
+enum bench_device { BENCH_DEV_HOST, BENCH_DEV_CUDA };
+
 struct bench_options {
   enum bench_kind kind;
   size_t min_size, max_size;
@@ -34,6 +38,8 @@ struct bench_options {
   size_t window;             /* -W, bandwidth tests */
   int full;                  /* -f: min / max / iterations columns */
   enum bench_dtype dtype;
+  enum bench_device device;
+  int device_buf[2]; /* -d cuda, point-to-point: rank 0's / rank 1's buffers on the device */
 };
 
 enum bench_parse_result { BENCH_RUN, BENCH_HELP, BENCH_BAD_USAGE };
@@ -60,6 +66,9 @@ void bench_print_pt2pt_row(size_t size, double value);
 void bench_print_coll_header(const struct bench_options *opts, const char *type_prefix);
 void bench_print_coll_row(const struct bench_options *opts, size_t size, double avg, double min,
                           double max, size_t iters);
+
+/* -d cuda: the runtime's answer (NULL = device buffers work), or a reason for a NULL callback. */
+const char *bench_device_check(const char *(*device_unavailable)(void));
 
 /* A page-aligned buffer of bytes, or NULL. Free with free(). */
 void *bench_alloc(size_t bytes);

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "device_mem.h"
+
 int pt2pt_main(int argc, char **argv, const struct pt2pt_runtime *rt,
                const struct pt2pt_bench *bench) {
   struct bench_options opts;
@@ -27,13 +29,30 @@ int pt2pt_main(int argc, char **argv, const struct pt2pt_runtime *rt,
     return 1;
   }
 
+  const int on_device = opts.device == BENCH_DEV_CUDA && opts.device_buf[rt->rank];
+  if (opts.device == BENCH_DEV_CUDA) {
+    const char *why = bench_device_check(rt->device_unavailable);
+    if (why) {
+      if (rt->rank == 0) {
+        printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
+        fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
+      }
+      return DEVICE_SKIP_EXIT;
+    }
+  }
   size_t bytes = opts.max_size > PT2PT_ACK_BYTES ? opts.max_size : PT2PT_ACK_BYTES;
-  void *send = bench_alloc(bytes);
-  void *recv = bench_alloc(bytes);
+  void *send = on_device ? device_mem_alloc(bytes) : bench_alloc(bytes);
+  void *recv = on_device ? device_mem_alloc(bytes) : bench_alloc(bytes);
   if (!send || !recv) {
-    fprintf(stderr, "%s: rank %d: out of memory\n", bench->program, rt->rank);
-    free(send);
-    free(recv);
+    fprintf(stderr, "%s: rank %d: out of %s memory\n", bench->program, rt->rank,
+            on_device ? "device" : "host");
+    if (on_device) {
+      device_mem_free(send);
+      device_mem_free(recv);
+    } else {
+      free(send);
+      free(recv);
+    }
     return 1;
   }
   if (rt->rank == 0) {
@@ -42,15 +61,25 @@ int pt2pt_main(int argc, char **argv, const struct pt2pt_runtime *rt,
   }
   for (size_t size = opts.min_size; size <= opts.max_size; size = size ? size * 2 : 1) {
     /* Touch the data as OSU does, so first-touch page faults stay out of the timing. */
-    memset(send, 'a', size);
-    memset(recv, 'b', size);
+    if (on_device) {
+      device_mem_fill(send, 'a', size);
+      device_mem_fill(recv, 'b', size);
+    } else {
+      memset(send, 'a', size);
+      memset(recv, 'b', size);
+    }
     struct pt2pt_args args = {
         send, recv, size, bench_iters(&opts, size), bench_skip(&opts, size), opts.window, rt->rank};
     rt->sync();
     double value = bench->measure(&args);
     if (rt->rank == 0) bench_print_pt2pt_row(size, value);
   }
-  free(recv);
-  free(send);
+  if (on_device) {
+    device_mem_free(recv);
+    device_mem_free(send);
+  } else {
+    free(recv);
+    free(send);
+  }
   return 0;
 }

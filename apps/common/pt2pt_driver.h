@@ -16,6 +16,9 @@ extern "C" {
 struct pt2pt_runtime {
   int rank, nranks;
   void (*sync)(void); /* both ranks meet (a barrier), outside timing */
+  /* -d cuda: NULL when the runtime takes device buffers here, else why not (NULL function: the
+   * runtime never does); device buffers come from device_mem.h. */
+  const char *(*device_unavailable)(void);
 };
 
 struct pt2pt_args {

@@ -1,6 +1,8 @@
 // The rrt side of every microbenchmark (see rrt_check.h).
 #include "rrt_check.h"
 
+#include "device_mem.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -37,6 +39,13 @@ rrt_datatype_t rrtType(bench_dtype dtype) {
     case BENCH_BF16: return RRT_BFLOAT16;
   }
   return RRT_BYTE;
+}
+
+const char* deviceUnavailable() {
+  int on = 0;
+  if (rrt_cuda_support(&on) != RRT_SUCCESS || !on)
+    return "rrt has no CUDA support here (no GPU or driver, RRT_CUDA=off, or a build without CUDA)";
+  return device_mem_open();
 }
 
 }  // namespace rrt::apps

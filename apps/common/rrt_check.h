@@ -20,6 +20,10 @@ const char* title(const char* test);
 
 rrt_datatype_t rrtType(bench_dtype dtype);
 
+// -d cuda: nullptr when rrt takes device buffers here and device memory can be allocated, else
+// why not (the benchmark prints it and exits with DEVICE_SKIP_EXIT).
+const char* deviceUnavailable();
+
 }  // namespace rrt::apps
 
 #endif  // RRT_APPS_COMMON_RRT_CHECK_H

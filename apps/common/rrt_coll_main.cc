@@ -32,6 +32,7 @@ int collMain(int argc, char** argv, const coll_bench& bench) {
   rt.reduce_stats = reduceStats;
   rt.dtype_supported = dtypeSupported;
   rt.abort_job = abortJob;
+  rt.device_unavailable = deviceUnavailable;
   int code = coll_main(argc, argv, &rt, &bench);
   check(rrt_finalize(), "rrt_finalize");
   return code;

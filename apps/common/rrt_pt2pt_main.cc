@@ -23,6 +23,7 @@ int pt2ptMain(int argc, char** argv, const pt2pt_bench& bench) {
   check(rrt_comm_rank(RRT_COMM_WORLD, &rt.rank), "rrt_comm_rank");
   check(rrt_comm_size(RRT_COMM_WORLD, &rt.nranks), "rrt_comm_size");
   rt.sync = sync;
+  rt.device_unavailable = deviceUnavailable;
   gPeer = 1 - rt.rank;
   int code = pt2pt_main(argc, argv, &rt, &bench);
   check(rrt_finalize(), "rrt_finalize");

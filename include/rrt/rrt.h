@@ -163,6 +163,9 @@ int rrt_init(int *argc, char ***argv);
 int rrt_finalize(void);
 int rrt_initialized(int *flag);
 int rrt_finalized(int *flag);
+/* 1 when buffers in CUDA device memory may be passed to every call (a CUDA build, libcuda and a
+ * GPU present, RRT_CUDA not off), else 0. Valid between rrt_init and rrt_finalize. */
+int rrt_cuda_support(int *flag);
 int rrt_abort(rrt_comm_t comm, int code);
 double rrt_wtime(void);
 double rrt_wtick(void);

@@ -9,6 +9,7 @@
 #include "runtime/api/api_check.h"
 #include "runtime/api/runtime_state.h"
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/proto/comm.h"
 #include "runtime/proto/engine.h"
 #include "runtime/wireup/wireup.h"
@@ -44,6 +45,10 @@ int rrt_init(int* argc, char*** argv) {
     return RRT_ERR_FINALIZED;
   }
   Status st = proto::engine().init();
+  if (st == Status::Ok) {
+    st = gpu::init();  // RRT_CUDA: loads libcuda when present (runtime/gpu/gpu.h)
+    if (st != Status::Ok) proto::engine().finalize();
+  }
   if (st != Status::Ok) {
     RRT_ERROR("rrt_init failed: %s", statusName(st));
     return toC(st);
@@ -56,6 +61,7 @@ int rrt_init(int* argc, char*** argv) {
 int rrt_finalize(void) {
   RRT_API_CHECK("rrt_finalize", nullptr, api::checkActive("rrt_finalize"));
   proto::engine().finalize();
+  gpu::shutdown();
   proto::commFinalizeAll();
   gState = State::Finalized;
   return RRT_SUCCESS;
@@ -70,6 +76,12 @@ int rrt_initialized(int* flag) {
 int rrt_finalized(int* flag) {
   if (!flag) return RRT_ERR_ARG;
   *flag = gState == State::Finalized;
+  return RRT_SUCCESS;
+}
+
+int rrt_cuda_support(int* flag) {
+  if (!flag) return RRT_ERR_ARG;
+  *flag = gpu::enabled() ? 1 : 0;
   return RRT_SUCCESS;
 }
 

@@ -1,6 +1,7 @@
 // Point-to-point entry points: argument checks, then one call into runtime/proto.
 #include "runtime/api/api_check.h"
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/proto/engine.h"
 #include "runtime/proto/p2p.h"
 
@@ -30,7 +31,8 @@ int sendImpl(const char* fn, const void* buf, size_t count, rrt_datatype_t type,
   Status st = checkP2p(fn, comm, buf, count, type, dest, tag, false, &c, &bytes);
   if (st != Status::Ok) return api::finish(fn, c, st);
   if (dest == RRT_PROC_NULL) return RRT_SUCCESS;
-  if (!flags && proto::engine().trySendInline(*c, c->ctx, buf, bytes, dest, tag) == Status::Ok)
+  if (!flags && !gpu::isDevice(buf, bytes) &&
+      proto::engine().trySendInline(*c, c->ctx, buf, bytes, dest, tag) == Status::Ok)
     return RRT_SUCCESS;
   core::Request* r;
   RRT_API_CHECK(fn, c, proto::isend(*c, c->ctx, buf, bytes, dest, tag, flags, &r));

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <new>
 
+#include "runtime/coll/device_stage.h"
 #include "runtime/coll/selection.h"
 #include "runtime/coll/task.h"
 #include "runtime/core/log.h"
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
 
 namespace rrt::coll {
 namespace {
@@ -22,6 +24,10 @@ void finish(Task* t, Status s) {
   core::Request* req = t->userReq_;
   delete t;
   req->collTask = nullptr;
+  if (__builtin_expect(req->gpuStage != nullptr, 0)) {
+    s = unstageDeviceBuffers(req->gpuStage, s);
+    req->gpuStage = nullptr;
+  }
   core::requestComplete(req, s == Status::Ok ? Status::Ok : s);
 }
 
@@ -101,8 +107,11 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   if (!gP2p.isend) return Status::ErrInternal;
   const Algorithm* algo = select(args, comm.size, nodeAware(comm));
   if (!algo) return Status::ErrInternal;
+  void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)
+  if (__builtin_expect(gpu::enabled(), 0)) RRT_TRY(stageDeviceBuffers(comm, args, &stage));
   core::Request* req = core::requestAlloc(core::ReqKind::Coll);
   req->comm = &comm;
+  req->gpuStage = stage;
   req->status.source = RRT_ANY_SOURCE;
   req->status.tag = RRT_ANY_TAG;
   const uint32_t seq = comm.collSeq++;
@@ -110,6 +119,7 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   try {
     t = algo->create(comm, std::move(args));
   } catch (const std::bad_alloc&) {
+    (void)unstageDeviceBuffers(stage, Status::ErrNoMemory);
     core::requestRelease(req);
     return Status::ErrNoMemory;
   }

@@ -77,6 +77,7 @@ struct rrt_request_s {
   void (*onComplete)(rrt_request_s* req, void* arg) = nullptr;
   void* onCompleteArg = nullptr;
   void* collTask = nullptr;      // ReqKind::Coll: the collective's task
+  void* gpuStage = nullptr;      // host staging of a device buffer (runtime/gpu, runtime/coll)
 };
 
 namespace rrt::core {

@@ -1,6 +1,7 @@
 #include "runtime/proto/p2p.h"
 
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/proto/engine.h"
 
 namespace rrt::proto {
@@ -12,7 +13,8 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
   // Fast path: a small standard-mode send that the transport copies out right now completes
   // in the call, with no protocol state (what rrt_send does; here the caller still gets a
   // request, already complete).
-  if (!sendFlags && dst != RRT_PROC_NULL &&
+  const bool device = gpu::isDevice(buf, bytes);
+  if (!sendFlags && dst != RRT_PROC_NULL && !device &&
       engine().trySendInline(comm, ctx, buf, bytes, dst, tag) == Status::Ok) {
     Request* r = core::requestAlloc(core::ReqKind::Send);
     r->comm = &comm;
@@ -38,8 +40,17 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
     return Status::Ok;
   }
   r->peer = comm.worldRank(dst);
+  if (__builtin_expect(device, 0)) {
+    // Device memory: sent from a host copy (runtime/gpu staging), freed when the send completes.
+    Status st = gpu::stageSend(r);
+    if (st != Status::Ok) {
+      core::requestRelease(r);
+      return st;
+    }
+  }
   Status st = engine().startSend(r);
   if (st != Status::Ok) {
+    (void)gpu::unstage(r, st);
     core::requestRelease(r);
     return st;
   }
@@ -69,6 +80,14 @@ Status irecv(Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag
       return Status::ErrProcFailed;
     }
   }
+  if (__builtin_expect(gpu::isDevice(buf, bytes), 0)) {
+    // Device memory: received into a host buffer, copied to the device before completion.
+    Status st = gpu::stageRecv(r);
+    if (st != Status::Ok) {
+      core::requestRelease(r);
+      return st;
+    }
+  }
   engine().startRecv(r);
   return Status::Ok;
 }
@@ -91,6 +110,7 @@ Status cancel(Request* r) {
   if (r->kind != core::ReqKind::Recv || r->complete) return Status::Ok;
   if (engine().matcher().queues(r->ctx).unpost(r)) {
     r->status.cancelled = 1;
+    if (r->gpuStage) (void)gpu::unstage(r, Status::Ok);
     core::requestComplete(r, Status::Ok);
   }
   return Status::Ok;

@@ -7,6 +7,7 @@
 
 #include "runtime/core/buffer_pool.h"
 #include "runtime/core/log.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/proto/engine.h"
 
 namespace rrt::proto {
@@ -312,6 +313,7 @@ void Engine::finishRecv(Request* r, Status s) {
     if (p.tx) p.tx->memDereg(r->memHandle);
     r->memHandle = nullptr;
   }
+  if (__builtin_expect(r->gpuStage != nullptr, 0)) s = gpu::unstage(r, s);  // to device memory
   core::requestComplete(r, s);
 }
 

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "runtime/core/log.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/proto/engine.h"
 #include "runtime/proto/p2p.h"
 
@@ -207,6 +208,7 @@ void Engine::finishSend(Request* r, Status s) {
     r->memHandle = nullptr;
   }
   r->status.bytes = r->bytes;
+  if (__builtin_expect(r->gpuStage != nullptr, 0)) s = gpu::unstage(r, s);  // frees the staging
   core::requestComplete(r, s);
 }
 

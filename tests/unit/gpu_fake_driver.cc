@@ -1,0 +1,193 @@
+#include "tests/unit/gpu_fake_driver.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace rrt::gpu::test {
+
+namespace {
+size_t pageRound(size_t n) {
+  const size_t pg = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return (n + pg - 1) / pg * pg;
+}
+}  // namespace
+
+FakeDriver::~FakeDriver() {
+  for (auto& [base, a] : dev_) munmap(reinterpret_cast<void*>(base), a.mapped);
+}
+
+void* FakeDriver::devAlloc(size_t bytes) {
+  // Whole 2 MiB-aligned chunks, like the driver's device address ranges: no host mapping ever
+  // shares a chunk with device memory (the memory-type cache relies on it).
+  constexpr size_t kChunk = size_t{2} << 20;
+  const size_t mapped = (pageRound(bytes ? bytes : 1) + kChunk - 1) / kChunk * kChunk;
+  void* raw = mmap(nullptr, mapped + kChunk, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) return nullptr;
+  const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
+  const uintptr_t base = (r + kChunk - 1) / kChunk * kChunk;
+  if (base > r) munmap(raw, base - r);
+  if (r + kChunk > base) munmap(reinterpret_cast<void*>(base + mapped), r + kChunk - base);
+  dev_[base] = Alloc{bytes ? bytes : 1, mapped, nextId_++};
+  return reinterpret_cast<void*>(base);
+}
+
+void FakeDriver::devFree(void* p) {
+  auto it = dev_.find(reinterpret_cast<uintptr_t>(p));
+  if (it == dev_.end()) return;
+  munmap(p, it->second.mapped);
+  dev_.erase(it);
+}
+
+const FakeDriver::Alloc* FakeDriver::find(uintptr_t a, uintptr_t* base) const {
+  auto it = dev_.upper_bound(a);
+  if (it == dev_.begin()) return nullptr;
+  --it;
+  if (a - it->first >= it->second.bytes) return nullptr;
+  *base = it->first;
+  return &it->second;
+}
+
+void FakeDriver::protect(uintptr_t a, size_t n, bool open) {
+  uintptr_t base;
+  const Alloc* al = find(a, &base);
+  if (!al) return;
+  mprotect(reinterpret_cast<void*>(base), al->mapped, open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+
+void FakeDriver::devWrite(void* dst, const void* src, size_t n) {
+  protect(reinterpret_cast<uintptr_t>(dst), n, true);
+  memcpy(dst, src, n);
+  protect(reinterpret_cast<uintptr_t>(dst), n, false);
+}
+
+void FakeDriver::devRead(void* dst, const void* src, size_t n) {
+  protect(reinterpret_cast<uintptr_t>(src), n, true);
+  memcpy(dst, src, n);
+  protect(reinterpret_cast<uintptr_t>(src), n, false);
+}
+
+void FakeDriver::run(const CopyLog& c) {
+  protect(c.src, c.n, true);
+  protect(c.dst, c.n, true);
+  memmove(reinterpret_cast<void*>(c.dst), reinterpret_cast<const void*>(c.src), c.n);
+  protect(c.src, c.n, false);
+  protect(c.dst, c.n, false);
+}
+
+size_t FakeDriver::completeNext() {
+  if (queue_.empty()) return 0;
+  CopyLog& c = log[queue_.front()];
+  queue_.pop_front();
+  run(c);
+  c.done = true;
+  ++completed_;
+  return queue_.size();
+}
+
+void FakeDriver::completeAll() {
+  while (completeNext() > 0) {
+  }
+}
+
+Status FakeDriver::pointerInfo(const void* p, PointerInfo* info) {
+  ++pointerQueries;
+  *info = PointerInfo{};
+  uintptr_t base;
+  const Alloc* a = find(reinterpret_cast<uintptr_t>(p), &base);
+  if (!a) return Status::Ok;
+  info->type = memory::MemType::Cuda;
+  info->base = base;
+  info->size = a->bytes;
+  info->bufferId = a->id;
+  info->device = 0;
+  return Status::Ok;
+}
+
+Status FakeDriver::streamCreate(Stream* out) {
+  ++streams;
+  *out = reinterpret_cast<Stream>(uintptr_t{0x5157});
+  return Status::Ok;
+}
+
+Status FakeDriver::streamSynchronize(Stream) {
+  ++syncs;
+  completeAll();
+  return Status::Ok;
+}
+
+Status FakeDriver::eventCreate(Event* out) {
+  *out = new Event_;
+  return Status::Ok;
+}
+
+void FakeDriver::eventDestroy(Event e) { delete static_cast<Event_*>(e); }
+
+Status FakeDriver::eventRecord(Event e, Stream) {
+  static_cast<Event_*>(e)->waitFor = issued_;
+  return Status::Ok;
+}
+
+Status FakeDriver::eventQuery(Event e) {
+  return completed_ >= static_cast<Event_*>(e)->waitFor ? Status::Ok : Status::InProgress;
+}
+
+Status FakeDriver::memcpyAsync(void* dst, const void* src, size_t len, Stream) {
+  if (failCopies) return Status::ErrArg;
+  log.push_back(CopyLog{reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), len, false});
+  queue_.push_back(log.size() - 1);
+  ++issued_;
+  if (!manual) completeAll();
+  return Status::Ok;
+}
+
+Status FakeDriver::hostAlloc(size_t len, void** out) {
+  ++hostAllocs;
+  *out = aligned_alloc(4096, pageRound(len ? len : 1));
+  return *out ? Status::Ok : Status::ErrNoMemory;
+}
+
+void FakeDriver::hostFree(void* p) {
+  ++hostFrees;
+  free(p);
+}
+
+Status FakeDriver::ipcGetHandle(const void* base, IpcHandle* out) {
+  ++ipcGets;
+  uintptr_t b;
+  const Alloc* a = find(reinterpret_cast<uintptr_t>(base), &b);
+  if (!a || b != reinterpret_cast<uintptr_t>(base)) return Status::ErrArg;
+  memset(out->bytes, 0, sizeof out->bytes);
+  memcpy(out->bytes, &b, sizeof b);
+  memcpy(out->bytes + 8, &a->id, sizeof a->id);
+  return Status::Ok;
+}
+
+Status FakeDriver::ipcOpen(const IpcHandle& h, void** base) {
+  uintptr_t b;
+  uint64_t id;
+  memcpy(&b, h.bytes, sizeof b);
+  memcpy(&id, h.bytes + 8, sizeof id);
+  uintptr_t found;
+  const Alloc* a = find(b, &found);
+  if (!a || a->id != id) return Status::ErrArg;  // the exporter freed it
+  ++ipcOpens;
+  // A distinct local address per open, as a real mapping would have.
+  void* local = malloc(1);
+  mappings_[local] = id;
+  *base = local;
+  return Status::Ok;
+}
+
+Status FakeDriver::ipcClose(void* base) {
+  auto it = mappings_.find(base);
+  if (it == mappings_.end()) return Status::ErrArg;
+  ++ipcCloses;
+  free(base);
+  mappings_.erase(it);
+  return Status::Ok;
+}
+
+}  // namespace rrt::gpu::test

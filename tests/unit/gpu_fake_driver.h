@@ -1,0 +1,86 @@
+// A test double of gpu::Driver: "device memory" is host memory the CPU cannot touch (mmap'ed
+// PROT_NONE; the double opens it only inside its own copies), so a test fails with SIGSEGV if
+// rrt ever dereferences a device pointer. Copies are queued on the stream and run either at
+// once (auto mode) or when the test says (manual mode), so pipelines can be checked step by
+// step. Every call is counted; copies are logged.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "runtime/gpu/driver.h"
+
+namespace rrt::gpu::test {
+
+class FakeDriver final : public Driver {
+ public:
+  FakeDriver() = default;
+  ~FakeDriver() override;
+
+  // Device allocations (page-granular, PROT_NONE between copies).
+  void* devAlloc(size_t bytes);
+  void devFree(void* p);
+  // Test access to device bytes (opens the protection around a memcpy).
+  void devWrite(void* dst, const void* src, size_t n);
+  void devRead(void* dst, const void* src, size_t n);
+
+  // Copy execution.
+  bool manual = false;    // queue copies until completeNext / completeAll
+  size_t completeNext();  // runs the oldest queued copy; returns how many are left
+  void completeAll();
+  size_t queued() const { return queue_.size(); }
+  struct CopyLog {
+    uintptr_t dst, src;
+    size_t n;
+    bool done;
+  };
+  std::vector<CopyLog> log;  // in issue order
+  bool failCopies = false;   // memcpyAsync returns ErrArg (a freed pointer)
+
+  uint64_t pointerQueries = 0, hostAllocs = 0, hostFrees = 0, ipcGets = 0, ipcOpens = 0,
+           ipcCloses = 0, streams = 0, syncs = 0;
+
+  const char* name() const override { return "fake"; }
+  int deviceCount() const override { return 1; }
+  Status pointerInfo(const void* p, PointerInfo* info) override;
+  Status streamCreate(Stream* out) override;
+  void streamDestroy(Stream) override {}
+  Status streamSynchronize(Stream) override;
+  Status eventCreate(Event* out) override;
+  void eventDestroy(Event e) override;
+  Status eventRecord(Event e, Stream s) override;
+  Status eventQuery(Event e) override;
+  Status memcpyAsync(void* dst, const void* src, size_t len, Stream s) override;
+  Status hostAlloc(size_t len, void** out) override;
+  void hostFree(void* p) override;
+  Status ipcGetHandle(const void* base, IpcHandle* out) override;
+  Status ipcOpen(const IpcHandle& h, void** base) override;
+  Status ipcClose(void* base) override;
+  Status reduce(int, int, const void*, void*, size_t, Stream) override { return Status::ErrUnsupported; }
+
+  size_t liveDeviceAllocations() const { return dev_.size(); }
+  size_t liveIpcMappings() const { return mappings_.size(); }
+
+ private:
+  struct Alloc {
+    size_t bytes, mapped;
+    uint64_t id;
+  };
+  struct Event_ {
+    uint64_t waitFor = 0;  // copies issued before the record
+  };
+  const Alloc* find(uintptr_t a, uintptr_t* base) const;
+  void run(const CopyLog& c);
+  void protect(uintptr_t a, size_t n, bool open);
+
+  std::map<uintptr_t, Alloc> dev_;
+  std::deque<size_t> queue_;  // indices into log
+  uint64_t issued_ = 0, completed_ = 0;
+  uint64_t nextId_ = 1;
+  std::map<void*, uint64_t> mappings_;  // opened IPC mappings -> buffer id
+};
+
+}  // namespace rrt::gpu::test
