@@ -13,6 +13,7 @@
 #include "runtime/core/progress.h"
 #include "runtime/transport/self/self_transport.h"
 #include "runtime/transport/shm/shm_transport.h"
+#include "runtime/transport/tcp/tcp_transport.h"
 
 namespace rrt::proto {
 
@@ -30,10 +31,12 @@ namespace {
 struct TransportEntry {
   const char* name;
   transport::TransportPtr (*create)(const transport::Context&, Status*);
-  bool needsLocalPeers;  // only worth creating when other ranks share the node
+  bool needsLocalPeers;   // only worth creating when other ranks share the node
+  bool needsRemotePeers;  // unless named in RRT_TRANSPORTS: only when some rank is elsewhere
 };
 const TransportEntry kTransports[] = {
-    {"shm", &transport::shm::create, true},
+    {"shm", &transport::shm::create, true, false},
+    {"tcp", &transport::tcp::create, false, true},
 };
 
 bool listed(const std::string& list, const char* name) {
@@ -65,9 +68,13 @@ Status Engine::init() {
   ctx.localPeers = job_.localPeers;
   ctx.nodeOf = job_.nodeOf;
   ctx.jobId = job_.jobId;
+  ctx.secret = job_.secret;
   ctx.amHandler = &Engine::onAm;
   ctx.peerFailed = &Engine::onPeerFailed;
   ctx.handlerArg = this;
+
+  bool allOnOneNode = true;
+  for (uint32_t n : job_.nodeOf) allOnOneNode &= n == job_.nodeOf[0];
 
   Status st;
   transports_.push_back(transport::self::create(ctx, &st));
@@ -75,6 +82,7 @@ Status Engine::init() {
   for (const TransportEntry& t : kTransports) {
     if (!listed(wanted, t.name)) continue;
     if (t.needsLocalPeers && job_.localPeers.size() < 2) continue;
+    if (t.needsRemotePeers && (job_.size < 2 || (wanted == "auto" && allOnOneNode))) continue;
     transport::TransportPtr tx = t.create(ctx, &st);
     if (!tx) {
       RRT_WARN("transport %s unavailable: %s", t.name, statusName(st));
@@ -103,7 +111,13 @@ void Engine::finalize() {
   if (!active_) return;
   // Control messages (FIN, Ack) peers still wait for must leave before we do.
   double deadline = core::now() + 5.0;
-  while ((!pendingPeers_.empty() || !getRetry_.empty()) && core::now() < deadline) {
+  auto transportsFlushed = [this] {
+    for (auto& tx : transports_)
+      if (!tx->flushed()) return false;
+    return true;
+  };
+  while ((!pendingPeers_.empty() || !getRetry_.empty() || !transportsFlushed()) &&
+         core::now() < deadline) {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
