@@ -2,6 +2,7 @@
 // send.cc / recv.cc.
 #include "runtime/proto/engine.h"
 
+#include <poll.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -103,6 +104,13 @@ Status Engine::init() {
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
   core::configureWaiting(static_cast<int>(job_.localPeers.size()), usableCores());
   core::addPoller(&Engine::poll, this);
+  // With one transport besides self and an event fd (TCP alone), an idle wait sleeps in the
+  // kernel until data arrives: on a busy machine the woken rank runs at once, where a
+  // yielding spinner waits for its turn. Transports that must be polled (shm) keep spinning.
+  if (transports_.size() == 2 && (transports_[1]->caps().flags & transport::kEventFd)) {
+    idleFd_ = transports_[1]->eventFd();
+    if (idleFd_ >= 0) core::setIdleWait(&Engine::idleWait, this);
+  }
   active_ = true;
   return Status::Ok;
 }
@@ -123,6 +131,8 @@ void Engine::finalize() {
   if (stats_on_) printStats();
   (void)wireup::fence();  // nobody leaves while a peer may still read our memory
   core::removePoller(&Engine::poll, this);
+  if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
+  idleFd_ = -1;
   transports_.clear();
   wireup::finalize();
   active_ = false;
@@ -285,6 +295,14 @@ int Engine::poll(void* arg) {
   for (auto& tx : e->transports_) events += tx->progress();
   if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) events += e->flushPending();
   return events;
+}
+
+bool Engine::idleWait(void* arg, int ms) {
+  Engine* e = static_cast<Engine*>(arg);
+  if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) return false;
+  pollfd p{e->idleFd_, POLLIN, 0};
+  (void)::poll(&p, 1, ms);
+  return true;
 }
 
 // ---- failures -------------------------------------------------------------------------------
