@@ -7,6 +7,7 @@ launcher_librrun_la_SOURCES = \
 	launcher/rank_env.h launcher/rank_env.cc \
 	launcher/job_map.h launcher/job_map.cc \
 	launcher/job_files.h launcher/job_files.cc \
+	launcher/job_secret.h launcher/job_secret.cc \
 	launcher/rank_fate.h launcher/rank_fate.cc \
 	launcher/upcall_queue.h launcher/upcall_queue.cc \
 	launcher/pmix_server.h launcher/pmix_server.cc \

@@ -1,5 +1,7 @@
 #include "launcher/pmix_server.h"
 
+#include "launcher/job_secret.h"
+
 #include <pmix.h>
 
 #include <chrono>
@@ -263,6 +265,9 @@ std::string PmixServer::registerJob(const std::string& nspace, const JobMap& map
   job.addU32(PMIX_JOB_NUM_APPS, 1);
   job.addRank(PMIX_NPROC_OFFSET, 0);
   job.addBool(PMIX_TDIR_RMCLEAN, true);
+  const std::string secret = newJobSecretHex();
+  if (secret.empty()) return "cannot make the job secret (getrandom failed)";
+  job.addString("rrt.secret", secret);  // wireup::kSecretKey
 
   char* nodeRegex = nullptr;
   char* procRegex = nullptr;

@@ -21,6 +21,7 @@ librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl
 
 include runtime/transport/self/local.mk
 include runtime/transport/shm/local.mk
+include runtime/transport/tcp/local.mk
 include runtime/gpu/local.mk
 include runtime/wireup/local.mk
 include runtime/proto/local.mk

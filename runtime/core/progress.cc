@@ -22,6 +22,8 @@ uint32_t gSpinCount = 4000;       // idle polls before yielding
 uint32_t gSleepAfter = 200000;    // idle polls (after spinning) before short sleeps
 bool gYield = true;
 double gTimeout = 0;
+IdleWaitFn gIdleWait = nullptr;
+void* gIdleWaitArg = nullptr;
 
 }  // namespace
 
@@ -69,6 +71,11 @@ void configureWaiting(int localRanks, int usableCores) {
 
 void setTimeoutSeconds(double s) { gTimeout = s; }
 
+void setIdleWait(IdleWaitFn fn, void* arg) {
+  gIdleWait = fn;
+  gIdleWaitArg = arg;
+}
+
 Status waitUntil(bool (*cond)(void* arg), void* arg) {
   uint32_t idle = 0;
   double idleSince = 0;
@@ -80,7 +87,9 @@ Status waitUntil(bool (*cond)(void* arg), void* arg) {
     }
     ++idle;
     if (idle >= gSpinCount && gYield) {
-      if (idle < gSpinCount + gSleepAfter) {
+      if (gIdleWait && gIdleWait(gIdleWaitArg, 1)) {
+        // slept in the kernel until an event (or 1 ms)
+      } else if (idle < gSpinCount + gSleepAfter) {
         sched_yield();
       } else {
         // Long idle: give the core away for a moment (short, so latency stays sane).

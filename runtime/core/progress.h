@@ -22,6 +22,13 @@ void removePoller(PollFn fn, void* arg);
 
 int progress();
 
+// Blocking instead of yielding: when set, a wait that stays idle past the spin phase calls
+// fn(arg, ms), which may sleep up to ms milliseconds until new events can be expected (e.g. in
+// poll() on a transport's event fd) and returns false when it cannot block now (then the wait
+// yields as usual). nullptr removes it.
+using IdleWaitFn = bool (*)(void* arg, int ms);
+void setIdleWait(IdleWaitFn fn, void* arg);
+
 // Tuning, set at init from the config table and the node's load.
 void configureWaiting(int localRanks, int usableCores);
 // 0 = never time out; else a wait with no event for this long fails with ErrTimeout.

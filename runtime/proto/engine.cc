@@ -2,6 +2,7 @@
 // send.cc / recv.cc.
 #include "runtime/proto/engine.h"
 
+#include <poll.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "runtime/core/progress.h"
 #include "runtime/transport/self/self_transport.h"
 #include "runtime/transport/shm/shm_transport.h"
+#include "runtime/transport/tcp/tcp_transport.h"
 
 namespace rrt::proto {
 
@@ -30,10 +32,12 @@ namespace {
 struct TransportEntry {
   const char* name;
   transport::TransportPtr (*create)(const transport::Context&, Status*);
-  bool needsLocalPeers;  // only worth creating when other ranks share the node
+  bool needsLocalPeers;   // only worth creating when other ranks share the node
+  bool needsRemotePeers;  // unless named in RRT_TRANSPORTS: only when some rank is elsewhere
 };
 const TransportEntry kTransports[] = {
-    {"shm", &transport::shm::create, true},
+    {"shm", &transport::shm::create, true, false},
+    {"tcp", &transport::tcp::create, false, true},
 };
 
 bool listed(const std::string& list, const char* name) {
@@ -65,9 +69,13 @@ Status Engine::init() {
   ctx.localPeers = job_.localPeers;
   ctx.nodeOf = job_.nodeOf;
   ctx.jobId = job_.jobId;
+  ctx.secret = job_.secret;
   ctx.amHandler = &Engine::onAm;
   ctx.peerFailed = &Engine::onPeerFailed;
   ctx.handlerArg = this;
+
+  bool allOnOneNode = true;
+  for (uint32_t n : job_.nodeOf) allOnOneNode &= n == job_.nodeOf[0];
 
   Status st;
   transports_.push_back(transport::self::create(ctx, &st));
@@ -75,6 +83,7 @@ Status Engine::init() {
   for (const TransportEntry& t : kTransports) {
     if (!listed(wanted, t.name)) continue;
     if (t.needsLocalPeers && job_.localPeers.size() < 2) continue;
+    if (t.needsRemotePeers && (job_.size < 2 || (wanted == "auto" && allOnOneNode))) continue;
     transport::TransportPtr tx = t.create(ctx, &st);
     if (!tx) {
       RRT_WARN("transport %s unavailable: %s", t.name, statusName(st));
@@ -95,6 +104,13 @@ Status Engine::init() {
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
   core::configureWaiting(static_cast<int>(job_.localPeers.size()), usableCores());
   core::addPoller(&Engine::poll, this);
+  // With one transport besides self and an event fd (TCP alone), an idle wait sleeps in the
+  // kernel until data arrives: on a busy machine the woken rank runs at once, where a
+  // yielding spinner waits for its turn. Transports that must be polled (shm) keep spinning.
+  if (transports_.size() == 2 && (transports_[1]->caps().flags & transport::kEventFd)) {
+    idleFd_ = transports_[1]->eventFd();
+    if (idleFd_ >= 0) core::setIdleWait(&Engine::idleWait, this);
+  }
   active_ = true;
   return Status::Ok;
 }
@@ -103,12 +119,20 @@ void Engine::finalize() {
   if (!active_) return;
   // Control messages (FIN, Ack) peers still wait for must leave before we do.
   double deadline = core::now() + 5.0;
-  while ((!pendingPeers_.empty() || !getRetry_.empty()) && core::now() < deadline) {
+  auto transportsFlushed = [this] {
+    for (auto& tx : transports_)
+      if (!tx->flushed()) return false;
+    return true;
+  };
+  while ((!pendingPeers_.empty() || !getRetry_.empty() || !transportsFlushed()) &&
+         core::now() < deadline) {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
   (void)wireup::fence();  // nobody leaves while a peer may still read our memory
   core::removePoller(&Engine::poll, this);
+  if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
+  idleFd_ = -1;
   transports_.clear();
   wireup::finalize();
   active_ = false;
@@ -271,6 +295,14 @@ int Engine::poll(void* arg) {
   for (auto& tx : e->transports_) events += tx->progress();
   if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) events += e->flushPending();
   return events;
+}
+
+bool Engine::idleWait(void* arg, int ms) {
+  Engine* e = static_cast<Engine*>(arg);
+  if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) return false;
+  pollfd p{e->idleFd_, POLLIN, 0};
+  (void)::poll(&p, 1, ms);
+  return true;
 }
 
 // ---- failures -------------------------------------------------------------------------------

@@ -152,6 +152,7 @@ class Engine {
   static void onPutDone(transport::Completion* c, Status s);
 
   static int poll(void* arg);
+  static bool idleWait(void* arg, int ms);
   int flushPending();
 
   bool active_ = false;
@@ -164,6 +165,7 @@ class Engine {
   Matcher matcher_;
   RequestIds ids_;
   bool stats_on_ = false;
+  int idleFd_ = -1;  // the event fd of the only polled transport, when it has one
 };
 
 Engine& engine();

@@ -94,6 +94,7 @@ struct Context {
   std::vector<int> localPeers;   // world ranks on this node (PMIx), ascending, self included
   std::vector<uint32_t> nodeOf;  // node id of every world rank (PMIx)
   std::string jobId;             // unique per job (PMIx namespace), safe for file names
+  std::string secret;            // the job's secret bytes from the launcher (PMIx), or empty
   AmHandler amHandler = nullptr;
   PeerFailedHandler peerFailed = nullptr;
   void* handlerArg = nullptr;
@@ -139,6 +140,9 @@ class Transport {
   virtual int progress() = 0;
   // With kEventFd: an fd to sleep on (readable when progress() has work), else -1.
   virtual int eventFd() const { return -1; }
+  // True when nothing accepted by amSend/put still waits inside the transport to be written
+  // (finalize keeps progressing until it is, so queued messages are not lost).
+  virtual bool flushed() const { return true; }
   // Releases peer resources when the peer is known to be gone (optional).
   virtual void disconnect(int peer) {}
 };

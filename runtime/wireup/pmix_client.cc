@@ -3,6 +3,7 @@
 #include <pmix.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -49,6 +50,33 @@ Status getString(const pmix_proc_t* proc, const char* key, std::string* out) {
   }
   PMIX_VALUE_RELEASE(val);
   return st;
+}
+
+// The job secret from the launcher, if it gave one: a job-level key, asked for without a
+// round trip to the server (PMIX_OPTIONAL), so a launcher that lacks it answers at once.
+std::string jobSecret(const pmix_proc_t* wild) {
+  pmix_info_t opt;
+  bool yes = true;
+  PMIX_INFO_LOAD(&opt, PMIX_OPTIONAL, &yes, PMIX_BOOL);
+  pmix_value_t* val = nullptr;
+  std::string out;
+  if (PMIx_Get(wild, kSecretKey, &opt, 1, &val) == PMIX_SUCCESS && val) {
+    if (val->type == PMIX_STRING && val->data.string &&
+        strlen(val->data.string) == 2 * kSecretBytes) {
+      const char* h = val->data.string;
+      for (size_t i = 0; i < kSecretBytes; ++i) {
+        unsigned v = 0;
+        if (sscanf(h + 2 * i, "%2x", &v) != 1) {
+          out.clear();
+          break;
+        }
+        out.push_back(static_cast<char>(v));
+      }
+    }
+    PMIX_VALUE_RELEASE(val);
+  }
+  PMIX_INFO_DESTRUCT(&opt);
+  return out;
 }
 
 void initSingleton(JobInfo* job) {
@@ -151,6 +179,7 @@ Status init(JobInfo* job) {
     host = buf;
   }
   job->hostname = host;
+  job->secret = jobSecret(&wild);
   return Status::Ok;
 }
 

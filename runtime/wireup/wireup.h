@@ -26,7 +26,14 @@ struct JobInfo {
   std::vector<int> localPeers;     // world ranks on this node, ascending, self included
   std::vector<uint32_t> nodeOf;    // node id of every world rank
   bool singleton = false;
+  std::string secret;              // kSecretBytes from the launcher ("rrt.secret"), or empty
 };
+
+// The job-level PMIx key under which rrun hands every rank the job's secret (hex string of
+// kSecretBytes random bytes). Launchers that do not set it (mpirun, srun) leave it empty; the
+// TCP transport then takes one that rank 0 publishes (runtime/transport/tcp/tcp_transport.h).
+constexpr const char* kSecretKey = "rrt.secret";
+constexpr size_t kSecretBytes = 32;
 
 Status init(JobInfo* job);
 Status publish(const std::string& key, const void* data, size_t len);

@@ -7,7 +7,8 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_sizes tests/mp/p2p_self tests/mp/p2p_anysource tests/mp/p2p_nonblocking \
 	tests/mp/p2p_ssend tests/mp/p2p_order tests/mp/p2p_comm tests/mp/p2p_probe \
 	tests/mp/p2p_cancel tests/mp/p2p_completion tests/mp/p2p_sendrecv tests/mp/p2p_datatype \
-	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal
+	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal \
+	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
 MP_LINK_FLAGS = $(AM_LDFLAGS) -no-install
@@ -59,9 +60,18 @@ tests_mp_p2p_anytag_internal_SOURCES = tests/mp/p2p_anytag_internal.c $(MP_COMMO
 tests_mp_p2p_anytag_internal_LDADD = $(MP_LIBS)
 tests_mp_p2p_anytag_internal_LDFLAGS = $(MP_LINK_FLAGS)
 
+tests_mp_p2p_tcp_guard_SOURCES = tests/mp/p2p_tcp_guard.c $(MP_COMMON_SRC)
+tests_mp_p2p_tcp_guard_LDADD = $(MP_LIBS)
+tests_mp_p2p_tcp_guard_LDFLAGS = $(MP_LINK_FLAGS)
+tests_mp_tcp_stranger_SOURCES = tests/mp/tcp_stranger.c
+tests_mp_p2p_tcp_peer_exit_SOURCES = tests/mp/p2p_tcp_peer_exit.c
+tests_mp_p2p_tcp_peer_exit_LDADD = $(MP_LIBS)
+tests_mp_p2p_tcp_peer_exit_LDFLAGS = $(MP_LINK_FLAGS)
+
 # One automake test per list; the lists are the suite.
 MP_LISTS = tests/mp/testlist tests/mp/testlist.protocols tests/mp/testlist.errors \
-	tests/mp/testlist.launch
-TESTS += tests/mp/mp_basic.sh tests/mp/mp_protocols.sh tests/mp/mp_errors.sh tests/mp/mp_launch.sh
+	tests/mp/testlist.launch tests/mp/testlist.tcp
+TESTS += tests/mp/mp_basic.sh tests/mp/mp_protocols.sh tests/mp/mp_errors.sh tests/mp/mp_launch.sh \
+	tests/mp/mp_tcp.sh tests/mp/tcp_auth.sh tests/mp/tcp_peer_exit.sh
 EXTRA_DIST += tests/mp/run_testlist.sh tests/mp/mp_basic.sh tests/mp/mp_protocols.sh \
-	tests/mp/mp_errors.sh tests/mp/mp_launch.sh $(MP_LISTS)
+	tests/mp/mp_errors.sh tests/mp/mp_launch.sh tests/mp/mp_tcp.sh tests/mp/tcp_auth.sh tests/mp/tcp_peer_exit.sh $(MP_LISTS)

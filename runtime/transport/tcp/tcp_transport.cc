@@ -1,0 +1,949 @@
+#include "runtime/transport/tcp/tcp_transport.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/core/config.h"
+#include "runtime/core/log.h"
+#include "runtime/core/progress.h"
+#include "runtime/transport/tcp/address.h"
+#include "runtime/transport/tcp/frame.h"
+#include "runtime/transport/tcp/interfaces.h"
+#include "runtime/wireup/wireup.h"
+
+namespace rrt::transport::tcp {
+namespace {
+
+constexpr size_t kMaxAm = size_t{64} << 10;           // header + payload of one AM
+constexpr size_t kRxBytes = 4 * (kMaxAm + sizeof(FrameHeader));  // per-peer receive buffer
+constexpr size_t kMaxQueuedBytes = size_t{16} << 20;   // copied bytes queued per peer
+constexpr size_t kMaxZcopy = size_t{1} << 30;          // one PUT frame (len is 32-bit)
+constexpr size_t kDefaultEager = size_t{32} << 10;
+constexpr int kMaxEvents = 64;
+constexpr int kMaxIov = 64;
+constexpr size_t kMaxIncoming = 64;                    // unauthenticated sockets at once
+const char kFallbackSecretKey[] = "rrt.tcp.secret";  // published by rank 0 when rrun gave none
+static_assert(kSecretBytes == wireup::kSecretBytes, "one secret size");
+
+// epoll data: kind in the top 32 bits, index below.
+enum Tag : uint64_t { kTagListen = 1, kTagPeer = 2, kTagIncoming = 3 };
+inline uint64_t tag(Tag t, uint32_t i) { return (uint64_t{t} << 32) | i; }
+
+enum class State : uint8_t { None, Connecting, HelloSent, AwaitIncoming, Established, Dead };
+
+struct OutItem {
+  size_t off;            // first byte in Peer::txBuf
+  size_t len;            // bytes in txBuf
+  const uint8_t* zptr;   // PUT payload in the caller's memory, or nullptr
+  size_t zlen;
+  Completion* done;      // PUT: fired when the last byte is written
+};
+
+struct Peer {
+  int rank = -1;
+  int fd = -1;
+  State state = State::None;
+  bool haveAddress = false;
+  bool wantOut = false;          // EPOLLOUT registered
+  bool failReported = false;
+  Status why = Status::Ok;
+  uint16_t portNet = 0;
+  std::vector<Endpoint> addrs;
+  size_t addrNext = 0;           // next address to try
+  double deadline = 0;           // Connecting / HelloSent / AwaitIncoming
+  uint8_t hello[kHelloBytes];    // HelloSent: the acceptor's answer so far
+  size_t helloGot = 0;
+  // send side
+  std::deque<OutItem> txq;
+  std::vector<uint8_t> txBuf;
+  size_t txDone = 0;             // bytes of txq.front() already written (txBuf part, then zptr)
+  // receive side
+  std::vector<uint8_t> rx;
+  size_t rxHead = 0, rxTail = 0;
+  uint8_t* putDst = nullptr;     // PUT payload still to read straight into user memory
+  size_t putLeft = 0;
+};
+
+struct Incoming {
+  int fd = -1;
+  uint8_t hello[kHelloBytes];
+  size_t got = 0;
+  double deadline = 0;
+  sockaddr_in from{};
+};
+
+struct Region final : MemHandle {
+  uint64_t cookie = 0;
+};
+
+std::string endpointString(uint32_t ipv4, uint16_t portNet) {
+  char buf[INET_ADDRSTRLEN] = "?";
+  in_addr a;
+  a.s_addr = ipv4;
+  inet_ntop(AF_INET, &a, buf, sizeof buf);
+  return std::string(buf) + ":" + std::to_string(ntohs(portNet));
+}
+
+bool constantTimeEqual(const uint8_t* a, const uint8_t* b, size_t n) {
+  uint8_t d = 0;
+  for (size_t i = 0; i < n; ++i) d |= a[i] ^ b[i];
+  return d == 0;
+}
+
+class TcpTransport final : public Transport {
+ public:
+  explicit TcpTransport(const Context& ctx) : ctx_(ctx) {}
+  ~TcpTransport() override;
+
+  Status init();
+
+  const char* name() const override { return "tcp"; }
+  const Caps& caps() const override { return caps_; }
+  Status address(std::vector<uint8_t>* blob) override;
+  Status start() override;
+  bool reachable(int peer) const override {
+    return peer != ctx_.rank && peer >= 0 && peer < ctx_.size;
+  }
+  Status connect(int peer, const void* blob, size_t len) override;
+
+  Status amSend(int peer, AmId id, const void* hdr, size_t hdrLen, const void* payload,
+                size_t len) override;
+  Status put(int peer, const void* local, size_t len, MemHandle* localMh, uint64_t remoteAddr,
+             const void* rkey, size_t rkeyLen, Completion* done) override;
+
+  Status memReg(void* addr, size_t len, MemType type, MemHandle** out) override;
+  void memDereg(MemHandle* mh) override;
+  size_t rkeyPack(const MemHandle* mh, void* out) const override {
+    const uint64_t c = static_cast<const Region*>(mh)->cookie;
+    memcpy(out, &c, sizeof c);
+    return sizeof c;
+  }
+
+  int progress() override;
+  bool flushed() const override {
+    for (const Peer& p : peers_)
+      if (!p.txq.empty() && p.state != State::Dead) return false;
+    return true;
+  }
+  int eventFd() const override { return epfd_; }
+  void disconnect(int peer) override {
+    if (reachable(peer)) markDead(peers_[peer], Status::ErrProcFailed);
+  }
+
+ private:
+  // connection set-up
+  Status listenOn();
+  void startConnect(Peer& p);
+  void onConnectEvent(Peer& p, uint32_t events);
+  void onHelloReply(Peer& p);
+  void onAccept();
+  void onIncoming(uint32_t slot);
+  void closeIncoming(uint32_t slot, const char* why);
+  void establish(Peer& p, int fd);
+  void fillHello(Hello* h, int peer, uint32_t verdict) const;
+  bool checkHello(const Hello& h, int expectRank, const char** why) const;
+  void setSocketOptions(int fd) const;
+  void setEpoll(int fd, uint64_t data, uint32_t events, int op);
+  void checkDeadlines();
+  // data path
+  bool enqueue(Peer& p, const void* a, size_t alen, const void* b, size_t blen,
+               const void* c, size_t clen, const uint8_t* zptr, size_t zlen, Completion* done,
+               size_t skip);
+  void flush(Peer& p);
+  void setWantOut(Peer& p, bool want);
+  int readPeer(Peer& p);
+  int parseFrames(Peer& p);
+  // failures
+  void markDead(Peer& p, Status why);
+  int reportFailures();
+
+  Context ctx_;
+  Caps caps_;
+  uint8_t secret_[kSecretBytes];
+  bool haveSecret_ = false;
+  int epfd_ = -1;
+  int listenFd_ = -1;
+  uint16_t portNet_ = 0;
+  std::vector<Endpoint> endpoints_;
+  double timeout_ = 30;
+  int sockBuf_ = 0;
+  bool polling_ = false;
+  int handshakes_ = 0;          // peers in Connecting/HelloSent/AwaitIncoming + incoming sockets
+  double nextDeadlineCheck_ = 0;
+  std::vector<Peer> peers_;
+  std::vector<Incoming> incoming_;
+  std::vector<int> failed_;     // dead peers not yet reported
+  std::unordered_map<uint64_t, Region*> regions_;
+  std::vector<Region*> freeRegions_;
+  uint64_t cookieSeed_ = 0, cookieCount_ = 0;
+};
+
+TcpTransport::~TcpTransport() {
+  for (Peer& p : peers_)
+    if (p.fd >= 0) close(p.fd);
+  for (Incoming& in : incoming_)
+    if (in.fd >= 0) close(in.fd);
+  if (listenFd_ >= 0) close(listenFd_);
+  if (epfd_ >= 0) close(epfd_);
+  for (auto& r : regions_) delete r.second;
+  for (Region* r : freeRegions_) delete r;
+}
+
+Status TcpTransport::init() {
+  if (ctx_.size < 2 || ctx_.rank < 0 || ctx_.rank >= ctx_.size || !ctx_.amHandler)
+    return Status::ErrUnsupported;
+  timeout_ = config::doubleOr(config::Tunable::TcpTimeout, 30);
+  if (timeout_ <= 0) timeout_ = 1e9;
+  sockBuf_ = static_cast<int>(
+      std::min<uint64_t>(config::sizeOr(config::Tunable::TcpSockBuf, 4 << 20), 1u << 30));
+
+  if (ctx_.secret.size() == kSecretBytes) {
+    memcpy(secret_, ctx_.secret.data(), kSecretBytes);
+    haveSecret_ = true;
+  } else if (ctx_.rank == 0) {
+    // No secret from the launcher (e.g. Open MPI's mpirun): rank 0 makes one and hands it out
+    // through PMIx, which only the job's processes can read.
+    if (getrandom(secret_, kSecretBytes, 0) != static_cast<ssize_t>(kSecretBytes))
+      return Status::ErrInternal;
+    RRT_TRY(wireup::publish(kFallbackSecretKey, secret_, kSecretBytes));
+    haveSecret_ = true;
+  }
+  if (getrandom(&cookieSeed_, sizeof cookieSeed_, 0) != sizeof cookieSeed_)
+    return Status::ErrInternal;
+
+  bool oneNode = true;
+  for (uint32_t n : ctx_.nodeOf) oneNode &= n == ctx_.nodeOf[0];
+  const std::string& spec = config::value(config::Tunable::TcpIf);
+  Status st = selectEndpoints(spec, oneNode, listInterfaces(), &endpoints_);
+  if (st == Status::ErrArg) RRT_ERROR("tcp: cannot parse RRT_TCP_IF=%s", spec.c_str());
+  if (!ok(st)) return st;
+
+  epfd_ = epoll_create1(EPOLL_CLOEXEC);
+  if (epfd_ < 0) return Status::ErrTransport;
+  RRT_TRY(listenOn());
+
+  peers_.resize(static_cast<size_t>(ctx_.size));
+  for (int r = 0; r < ctx_.size; ++r) peers_[r].rank = r;
+
+  const uint64_t eager = config::sizeOr(config::Tunable::TcpEagerLimit, kDefaultEager);
+  caps_.flags = kAmBcopy | kPutZcopy | kOrdered | kNeedsReg | kEventFd;
+  caps_.maxAm = kMaxAm;
+  caps_.minZcopy = 0;
+  caps_.maxZcopy = kMaxZcopy;
+  caps_.zcopyMemTypes = memory::memTypeBit(MemType::Host);
+  caps_.latencyUs = 10;
+  caps_.bandwidthMBs = 3000;
+  caps_.eagerDefault = static_cast<size_t>(eager);
+  return Status::Ok;
+}
+
+Status TcpTransport::listenOn() {
+  listenFd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listenFd_ < 0) return Status::ErrTransport;
+  int one = 1;
+  setsockopt(listenFd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  // One address: bind to it. Several: bind to all (the Hello keeps strangers out either way).
+  sa.sin_addr.s_addr = endpoints_.size() == 1 ? endpoints_[0].ipv4 : htonl(INADDR_ANY);
+  sa.sin_port = 0;
+  if (bind(listenFd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      listen(listenFd_, 256) != 0) {
+    RRT_ERROR("tcp: cannot listen on %s: %s", endpointString(sa.sin_addr.s_addr, 0).c_str(),
+              strerror(errno));
+    return Status::ErrTransport;
+  }
+  socklen_t len = sizeof sa;
+  getsockname(listenFd_, reinterpret_cast<sockaddr*>(&sa), &len);
+  portNet_ = sa.sin_port;
+  setEpoll(listenFd_, tag(kTagListen, 0), EPOLLIN, EPOLL_CTL_ADD);
+  for (const Endpoint& e : endpoints_)
+    RRT_INFO("tcp: listening on %s", endpointString(e.ipv4, portNet_).c_str());
+  return Status::Ok;
+}
+
+Status TcpTransport::address(std::vector<uint8_t>* blob) {
+  packAddress(ctx_.rank, portNet_, endpoints_, blob);
+  return Status::Ok;
+}
+
+Status TcpTransport::start() {
+  if (haveSecret_) return Status::Ok;
+  std::vector<uint8_t> s;
+  if (wireup::lookup(0, kFallbackSecretKey, &s) != Status::Ok || s.size() != kSecretBytes) {
+    RRT_ERROR("tcp: no job secret (neither from the launcher nor from rank 0)");
+    return Status::ErrWireup;
+  }
+  memcpy(secret_, s.data(), kSecretBytes);
+  haveSecret_ = true;
+  return Status::Ok;
+}
+
+Status TcpTransport::connect(int peer, const void* blob, size_t len) {
+  if (!reachable(peer)) return Status::ErrRank;
+  Peer& p = peers_[peer];
+  if (!ok(parseAddress(blob, len, peer, &p.portNet, &p.addrs))) {
+    RRT_WARN("tcp: malformed address blob from rank %d (%zu bytes)", peer, len);
+    return Status::ErrArg;
+  }
+  // Addresses on one of our subnets first.
+  std::stable_partition(p.addrs.begin(), p.addrs.end(), [this](const Endpoint& e) {
+    return std::any_of(endpoints_.begin(), endpoints_.end(),
+                       [&](const Endpoint& m) { return sameSubnet(e, m); });
+  });
+  p.haveAddress = true;
+  return Status::Ok;
+}
+
+void TcpTransport::setSocketOptions(int fd) const {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  if (sockBuf_ > 0) {
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sockBuf_, sizeof sockBuf_);
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sockBuf_, sizeof sockBuf_);
+  }
+  // A peer whose host vanished: unacknowledged data or a silent link fail within ~timeout.
+  const unsigned userTimeoutMs = static_cast<unsigned>(std::min(timeout_, 1e6) * 1000);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &userTimeoutMs, sizeof userTimeoutMs);
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  int idle = std::max(1, static_cast<int>(std::min(timeout_, 1e6) / 3));
+  int cnt = 3;
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+}
+
+void TcpTransport::setEpoll(int fd, uint64_t data, uint32_t events, int op) {
+  epoll_event ev{};
+  ev.events = events;
+  ev.data.u64 = data;
+  if (epoll_ctl(epfd_, op, fd, &ev) != 0)
+    RRT_WARN("tcp: epoll_ctl(%d) on fd %d: %s", op, fd, strerror(errno));
+}
+
+void TcpTransport::fillHello(Hello* h, int peer, uint32_t verdict) const {
+  memset(h, 0, sizeof *h);
+  memcpy(h->magic, kHelloMagic, sizeof h->magic);
+  memcpy(h->secret, secret_, kSecretBytes);
+  h->rank = ctx_.rank;
+  h->peer = peer;
+  h->size = static_cast<uint32_t>(ctx_.size);
+  h->verdict = verdict;
+}
+
+bool TcpTransport::checkHello(const Hello& h, int expectRank, const char** why) const {
+  if (memcmp(h.magic, kHelloMagic, sizeof h.magic) != 0) {
+    *why = "not an rrt connection";
+  } else if (!constantTimeEqual(h.secret, secret_, kSecretBytes)) {
+    *why = "wrong job secret";
+  } else if (h.size != static_cast<uint32_t>(ctx_.size) || h.peer != ctx_.rank ||
+             h.rank < 0 || h.rank >= ctx_.size || h.rank == ctx_.rank ||
+             (expectRank >= 0 && h.rank != expectRank)) {
+    *why = "impossible ranks";
+  } else {
+    return true;
+  }
+  return false;
+}
+
+// ---- connecting -----------------------------------------------------------------------------
+
+void TcpTransport::startConnect(Peer& p) {
+  while (p.addrNext < p.addrs.size()) {
+    const Endpoint& e = p.addrs[p.addrNext++];
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) break;
+    setSocketOptions(fd);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = e.ipv4;
+    sa.sin_port = p.portNet;
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS) {
+      RRT_INFO("tcp: connect to rank %d at %s: %s", p.rank,
+               endpointString(e.ipv4, p.portNet).c_str(), strerror(errno));
+      close(fd);
+      continue;
+    }
+    RRT_DEBUG("tcp: connecting to rank %d at %s", p.rank, endpointString(e.ipv4, p.portNet).c_str());
+    if (p.state == State::None) ++handshakes_;
+    p.fd = fd;
+    p.state = State::Connecting;
+    p.helloGot = 0;
+    p.deadline = core::now() + timeout_;
+    setEpoll(fd, tag(kTagPeer, p.rank), EPOLLOUT, EPOLL_CTL_ADD);
+    return;
+  }
+  RRT_ERROR("tcp: cannot connect to rank %d on any of its %zu addresses", p.rank, p.addrs.size());
+  markDead(p, Status::ErrProcFailed);
+}
+
+void TcpTransport::onConnectEvent(Peer& p, uint32_t events) {
+  if (p.state == State::Connecting) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) {
+      RRT_INFO("tcp: connect to rank %d failed: %s", p.rank, strerror(err ? err : ECONNREFUSED));
+      close(p.fd);
+      p.fd = -1;
+      startConnect(p);  // the next address, or dead
+      return;
+    }
+    Hello h;
+    fillHello(&h, p.rank, kVerdictNone);
+    // A fresh socket's send buffer takes 64 bytes whole.
+    if (send(p.fd, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h)) {
+      markDead(p, Status::ErrProcFailed);
+      return;
+    }
+    p.state = State::HelloSent;
+    setEpoll(p.fd, tag(kTagPeer, p.rank), EPOLLIN, EPOLL_CTL_MOD);
+    return;
+  }
+  onHelloReply(p);
+}
+
+void TcpTransport::onHelloReply(Peer& p) {
+  ssize_t n = recv(p.fd, p.hello + p.helloGot, kHelloBytes - p.helloGot, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    RRT_WARN("tcp: rank %d closed the connection during the handshake", p.rank);
+    markDead(p, Status::ErrProcFailed);
+    return;
+  }
+  p.helloGot += static_cast<size_t>(n);
+  if (p.helloGot < kHelloBytes) return;
+  Hello h;
+  memcpy(&h, p.hello, sizeof h);
+  const char* why = nullptr;
+  if (!checkHello(h, p.rank, &why)) {
+    RRT_ERROR("tcp: the listener of rank %d failed authentication (%s)", p.rank, why);
+    markDead(p, Status::ErrTransport);
+    return;
+  }
+  if (h.verdict == kVerdictAccept) {
+    --handshakes_;
+    int fd = p.fd;
+    establish(p, fd);
+    return;
+  }
+  // Rejected: the peer (lower rank) is connecting to us; its connection will arrive.
+  close(p.fd);
+  p.fd = -1;
+  p.state = State::AwaitIncoming;
+  p.deadline = core::now() + timeout_;
+  RRT_DEBUG("tcp: rank %d connects to us instead", p.rank);
+}
+
+void TcpTransport::establish(Peer& p, int fd) {
+  p.fd = fd;
+  p.state = State::Established;
+  p.rx.resize(kRxBytes);
+  p.rxHead = p.rxTail = 0;
+  p.wantOut = false;
+  setEpoll(fd, tag(kTagPeer, p.rank), EPOLLIN, EPOLL_CTL_MOD);
+  RRT_DEBUG("tcp: connected with rank %d", p.rank);
+  flush(p);
+}
+
+void TcpTransport::onAccept() {
+  for (;;) {
+    sockaddr_in from{};
+    socklen_t len = sizeof from;
+    int fd = accept4(listenFd_, reinterpret_cast<sockaddr*>(&from), &len,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return;
+    size_t slot = 0;
+    while (slot < incoming_.size() && incoming_[slot].fd >= 0) ++slot;
+    if (slot == kMaxIncoming) {
+      RRT_WARN("tcp: too many unauthenticated connections; closing one from %s",
+               endpointString(from.sin_addr.s_addr, from.sin_port).c_str());
+      close(fd);
+      continue;
+    }
+    if (slot == incoming_.size()) incoming_.emplace_back();
+    Incoming& in = incoming_[slot];
+    in.fd = fd;
+    in.got = 0;
+    in.from = from;
+    in.deadline = core::now() + timeout_;
+    ++handshakes_;
+    RRT_DEBUG("tcp: accepted a connection from %s",
+              endpointString(from.sin_addr.s_addr, from.sin_port).c_str());
+    setSocketOptions(fd);
+    setEpoll(fd, tag(kTagIncoming, static_cast<uint32_t>(slot)), EPOLLIN, EPOLL_CTL_ADD);
+  }
+}
+
+void TcpTransport::closeIncoming(uint32_t slot, const char* why) {
+  Incoming& in = incoming_[slot];
+  if (why)
+    RRT_WARN("tcp: rejected a connection from %s: %s",
+             endpointString(in.from.sin_addr.s_addr, in.from.sin_port).c_str(), why);
+  else
+    RRT_DEBUG("tcp: closed a connection from %s (connect race)",
+              endpointString(in.from.sin_addr.s_addr, in.from.sin_port).c_str());
+  close(in.fd);
+  in.fd = -1;
+  --handshakes_;
+}
+
+void TcpTransport::onIncoming(uint32_t slot) {
+  Incoming& in = incoming_[slot];
+  ssize_t n = recv(in.fd, in.hello + in.got, kHelloBytes - in.got, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    // A connector that dropped its own attempt (connect race) closes without a word.
+    closeIncoming(slot, in.got ? "closed during the handshake" : nullptr);
+    return;
+  }
+  in.got += static_cast<size_t>(n);
+  if (in.got < kHelloBytes) return;
+  Hello h;
+  memcpy(&h, in.hello, sizeof h);
+  const char* why = nullptr;
+  if (!haveSecret_ || !checkHello(h, -1, &why)) {
+    closeIncoming(slot, why ? why : "no secret yet");
+    return;
+  }
+  Peer& p = peers_[h.rank];
+  bool accept;
+  switch (p.state) {
+    case State::None:
+    case State::AwaitIncoming: accept = true; break;
+    case State::Connecting:
+    case State::HelloSent: accept = h.rank < ctx_.rank; break;  // the lower rank's wins
+    default: accept = false;  // established or dead: a second connection is not wanted
+  }
+  Hello reply;
+  fillHello(&reply, h.rank, accept ? kVerdictAccept : kVerdictReject);
+  const bool sent = send(in.fd, &reply, sizeof reply, MSG_NOSIGNAL) ==
+                    static_cast<ssize_t>(sizeof reply);
+  if (!accept || !sent) {
+    closeIncoming(slot, nullptr);
+    return;
+  }
+  // Adopt the socket for this peer; our own attempt (if any) carried no data and goes.
+  const int fd = in.fd;
+  in.fd = -1;
+  --handshakes_;
+  if (p.state == State::Connecting || p.state == State::HelloSent) {
+    close(p.fd);
+    p.fd = -1;
+  }
+  if (p.state != State::None) --handshakes_;  // Connecting/HelloSent/AwaitIncoming end here
+  epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
+  setEpoll(fd, tag(kTagPeer, h.rank), EPOLLIN, EPOLL_CTL_ADD);
+  establish(p, fd);
+}
+
+void TcpTransport::checkDeadlines() {
+  const double t = core::now();
+  if (t < nextDeadlineCheck_) return;
+  nextDeadlineCheck_ = t + 0.1;
+  for (uint32_t i = 0; i < incoming_.size(); ++i)
+    if (incoming_[i].fd >= 0 && t > incoming_[i].deadline)
+      closeIncoming(i, "no handshake within RRT_TCP_TIMEOUT");
+  for (Peer& p : peers_) {
+    if ((p.state == State::Connecting || p.state == State::HelloSent ||
+         p.state == State::AwaitIncoming) && t > p.deadline) {
+      RRT_ERROR("tcp: no connection with rank %d within %.0f s (RRT_TCP_TIMEOUT)", p.rank,
+                timeout_);
+      markDead(p, Status::ErrProcFailed);
+    }
+  }
+}
+
+// ---- data path ------------------------------------------------------------------------------
+
+// Copies a|b|c (skipping the first `skip` bytes of the three) into the peer's queue as one
+// item; zptr/zlen (user memory) follow it. False when the queue is full.
+bool TcpTransport::enqueue(Peer& p, const void* a, size_t alen, const void* b, size_t blen,
+                           const void* c, size_t clen, const uint8_t* zptr, size_t zlen,
+                           Completion* done, size_t skip) {
+  const size_t total = alen + blen + clen;
+  const size_t copy = total > skip ? total - skip : 0;
+  if (!zptr && p.txBuf.size() + copy > kMaxQueuedBytes && !p.txq.empty()) return false;
+  OutItem it{p.txBuf.size(), copy, zptr, zlen, done};
+  const void* parts[3] = {a, b, c};
+  const size_t lens[3] = {alen, blen, clen};
+  for (int i = 0; i < 3; ++i) {
+    size_t l = lens[i];
+    const uint8_t* s = static_cast<const uint8_t*>(parts[i]);
+    if (skip >= l) {
+      skip -= l;
+      continue;
+    }
+    s += skip;
+    l -= skip;
+    skip = 0;
+    p.txBuf.insert(p.txBuf.end(), s, s + l);
+  }
+  p.txq.push_back(it);
+  return true;
+}
+
+Status TcpTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
+                            const void* payload, size_t len) {
+  if (__builtin_expect(static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size) ||
+                           peer == ctx_.rank, 0))
+    return Status::ErrRank;
+  if (__builtin_expect(hdrLen + len > kMaxAm, 0)) return Status::ErrArg;
+  Peer& p = peers_[peer];
+  FrameHeader f{static_cast<uint32_t>(hdrLen + len), kAm, id, 0};
+  if (__builtin_expect(p.state == State::Established && p.txq.empty(), 1)) {
+    iovec iov[3] = {{&f, sizeof f},
+                    {const_cast<void*>(hdr), hdrLen},
+                    {const_cast<void*>(payload), len}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = len ? 3 : 2;
+    const ssize_t n = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const size_t total = sizeof f + hdrLen + len;
+    if (__builtin_expect(n == static_cast<ssize_t>(total), 1)) return Status::Ok;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      RRT_WARN("tcp: send to rank %d: %s", peer, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      return Status::ErrProcFailed;
+    }
+    enqueue(p, &f, sizeof f, hdr, hdrLen, payload, len, nullptr, 0, nullptr, n > 0 ? n : 0);
+    setWantOut(p, true);
+    return Status::Ok;
+  }
+  if (p.state == State::Dead) return Status::ErrProcFailed;
+  if (!p.haveAddress) return Status::ErrArg;
+  if (!enqueue(p, &f, sizeof f, hdr, hdrLen, payload, len, nullptr, 0, nullptr, 0))
+    return Status::NoResource;
+  if (p.state == State::None) startConnect(p);
+  return p.state == State::Dead ? Status::ErrProcFailed : Status::Ok;
+}
+
+Status TcpTransport::put(int peer, const void* local, size_t len, MemHandle* localMh,
+                         uint64_t remoteAddr, const void* rkey, size_t rkeyLen,
+                         Completion* done) {
+  if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size) || peer == ctx_.rank)
+    return Status::ErrRank;
+  if (rkeyLen != sizeof(uint64_t) || len > kMaxZcopy) return Status::ErrArg;
+  if (len == 0) return Status::Ok;
+  Peer& p = peers_[peer];
+  PutHeader h{};
+  h.f.len = static_cast<uint32_t>(len);
+  h.f.kind = kPut;
+  h.addr = remoteAddr;
+  memcpy(&h.cookie, rkey, sizeof h.cookie);
+  const uint8_t* src = static_cast<const uint8_t*>(local);
+  if (p.state == State::Established && p.txq.empty()) {
+    iovec iov[2] = {{&h, sizeof h}, {const_cast<void*>(local), len}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = 2;
+    const ssize_t n = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == static_cast<ssize_t>(sizeof h + len)) return Status::Ok;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      RRT_WARN("tcp: send to rank %d: %s", peer, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      return Status::ErrProcFailed;
+    }
+    const size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
+    if (sent >= sizeof h) {
+      enqueue(p, nullptr, 0, nullptr, 0, nullptr, 0, src + (sent - sizeof h),
+              len - (sent - sizeof h), done, 0);
+    } else {
+      enqueue(p, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, sent);
+    }
+    setWantOut(p, true);
+    return Status::InProgress;
+  }
+  if (p.state == State::Dead) return Status::ErrProcFailed;
+  if (!p.haveAddress) return Status::ErrArg;
+  enqueue(p, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, 0);
+  if (p.state == State::None) startConnect(p);
+  if (p.state == State::Dead) {
+    p.txq.clear();  // markDead already ran; the completion must not fire too
+    p.txBuf.clear();
+    return Status::ErrProcFailed;
+  }
+  return Status::InProgress;
+}
+
+void TcpTransport::setWantOut(Peer& p, bool want) {
+  if (p.wantOut == want || p.fd < 0) return;
+  p.wantOut = want;
+  setEpoll(p.fd, tag(kTagPeer, p.rank), want ? (EPOLLIN | EPOLLOUT) : EPOLLIN, EPOLL_CTL_MOD);
+}
+
+void TcpTransport::flush(Peer& p) {
+  while (p.state == State::Established && !p.txq.empty()) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    size_t skip = p.txDone;
+    for (const OutItem& it : p.txq) {
+      if (n + 2 > kMaxIov) break;
+      if (skip < it.len) {
+        iov[n++] = {p.txBuf.data() + it.off + skip, it.len - skip};
+        skip = 0;
+      } else {
+        skip -= it.len;
+      }
+      if (it.zptr && skip < it.zlen) {
+        iov[n++] = {const_cast<uint8_t*>(it.zptr) + skip, it.zlen - skip};
+        skip = 0;
+      } else if (it.zptr) {
+        skip -= it.zlen;
+      }
+    }
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t w = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (w < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+      RRT_WARN("tcp: send to rank %d: %s", p.rank, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      return;
+    }
+    size_t left = static_cast<size_t>(w) + p.txDone;
+    p.txDone = 0;
+    while (!p.txq.empty()) {
+      const OutItem it = p.txq.front();
+      const size_t whole = it.len + (it.zptr ? it.zlen : 0);
+      if (left < whole) {
+        p.txDone = left;
+        break;
+      }
+      left -= whole;
+      p.txq.pop_front();
+      if (it.done) it.done->fn(it.done, Status::Ok);  // may queue more (e.g. the FIN)
+      if (p.state != State::Established) return;
+    }
+  }
+  if (p.txq.empty()) {
+    p.txBuf.clear();
+    p.txDone = 0;
+  }
+  setWantOut(p, !p.txq.empty());
+}
+
+int TcpTransport::readPeer(Peer& p) {
+  int events = 0;
+  while (p.state == State::Established) {
+    ssize_t n;
+    size_t asked;
+    if (p.rxHead == p.rxTail) p.rxHead = p.rxTail = 0;
+    if (p.putLeft) {
+      iovec iov[2] = {{p.putDst, p.putLeft}, {p.rx.data() + p.rxTail, p.rx.size() - p.rxTail}};
+      asked = iov[0].iov_len + iov[1].iov_len;
+      n = readv(p.fd, iov, iov[1].iov_len ? 2 : 1);
+      if (n > 0) {
+        const size_t take = std::min(static_cast<size_t>(n), p.putLeft);
+        p.putDst += take;
+        p.putLeft -= take;
+        p.rxTail += static_cast<size_t>(n) - take;
+      }
+    } else {
+      asked = p.rx.size() - p.rxTail;
+      n = recv(p.fd, p.rx.data() + p.rxTail, asked, MSG_DONTWAIT);
+      if (n > 0) p.rxTail += static_cast<size_t>(n);
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      RRT_WARN("tcp: receive from rank %d: %s", p.rank, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      break;
+    }
+    if (n == 0) {
+      RRT_WARN("tcp: rank %d closed its connection", p.rank);
+      markDead(p, Status::ErrProcFailed);
+      break;
+    }
+    events += parseFrames(p);
+    if (static_cast<size_t>(n) < asked) break;  // drained
+  }
+  return events;
+}
+
+// Delivers every complete AM in the receive buffer and starts a PUT whose header is there.
+int TcpTransport::parseFrames(Peer& p) {
+  int events = 0;
+  while (p.state == State::Established && p.putLeft == 0) {
+    const size_t avail = p.rxTail - p.rxHead;
+    if (avail < sizeof(FrameHeader)) break;
+    FrameHeader f;
+    memcpy(&f, p.rx.data() + p.rxHead, sizeof f);
+    if (f.kind == kAm) {
+      if (f.len > kMaxAm) {
+        RRT_ERROR("tcp: rank %d sent a %u-byte active message; dropping the connection",
+                  p.rank, f.len);
+        markDead(p, Status::ErrTransport);
+        break;
+      }
+      if (avail < sizeof f + f.len) break;
+      const uint8_t* d = p.rx.data() + p.rxHead + sizeof f;
+      p.rxHead += sizeof f + f.len;
+      ctx_.amHandler(ctx_.handlerArg, p.rank, f.amId, d, f.len);
+      ++events;
+      continue;
+    }
+    if (f.kind != kPut) {
+      RRT_ERROR("tcp: rank %d sent a frame of unknown kind %u; dropping the connection", p.rank,
+                f.kind);
+      markDead(p, Status::ErrTransport);
+      break;
+    }
+    if (avail < sizeof(PutHeader)) break;
+    PutHeader h;
+    memcpy(&h, p.rx.data() + p.rxHead, sizeof h);
+    auto it = regions_.find(h.cookie);
+    const Region* r = it == regions_.end() ? nullptr : it->second;
+    const uint64_t base = r ? reinterpret_cast<uint64_t>(r->addr) : 0;
+    if (!r || h.addr < base || h.f.len > r->length || h.addr - base > r->length - h.f.len) {
+      RRT_ERROR("tcp: rank %d put %u bytes outside any registered region; dropping the "
+                "connection", p.rank, h.f.len);
+      markDead(p, Status::ErrTransport);
+      break;
+    }
+    p.rxHead += sizeof h;
+    uint8_t* dst = reinterpret_cast<uint8_t*>(h.addr);
+    const size_t have = std::min<size_t>(p.rxTail - p.rxHead, h.f.len);
+    memcpy(dst, p.rx.data() + p.rxHead, have);
+    p.rxHead += have;
+    p.putDst = dst + have;
+    p.putLeft = h.f.len - have;
+    ++events;
+  }
+  // Make room for the rest of a partial frame.
+  if (p.rxHead > 0 && p.rx.size() - p.rxTail < kMaxAm + sizeof(PutHeader)) {
+    memmove(p.rx.data(), p.rx.data() + p.rxHead, p.rxTail - p.rxHead);
+    p.rxTail -= p.rxHead;
+    p.rxHead = 0;
+  }
+  return events;
+}
+
+// ---- memory domain --------------------------------------------------------------------------
+
+Status TcpTransport::memReg(void* addr, size_t len, MemType type, MemHandle** out) {
+  if (type != MemType::Host) return Status::ErrUnsupported;
+  Region* r;
+  if (!freeRegions_.empty()) {
+    r = freeRegions_.back();
+    freeRegions_.pop_back();
+  } else {
+    r = new Region;
+  }
+  // Unguessable and never reused within the job: a stale rkey matches nothing.
+  uint64_t x = cookieSeed_ + (++cookieCount_) * 0x9e3779b97f4a7c15ull;
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  r->cookie = x;
+  r->addr = addr;
+  r->length = len;
+  regions_[x] = r;
+  *out = r;
+  return Status::Ok;
+}
+
+void TcpTransport::memDereg(MemHandle* mh) {
+  Region* r = static_cast<Region*>(mh);
+  if (!r) return;
+  regions_.erase(r->cookie);
+  r->cookie = 0;
+  freeRegions_.push_back(r);
+}
+
+// ---- progress and failures ------------------------------------------------------------------
+
+int TcpTransport::progress() {
+  if (polling_) return 0;
+  polling_ = true;
+  int events = 0;
+  epoll_event evs[kMaxEvents];
+  const int n = epoll_wait(epfd_, evs, kMaxEvents, 0);
+  for (int i = 0; i < n; ++i) {
+    const uint64_t d = evs[i].data.u64;
+    const uint32_t idx = static_cast<uint32_t>(d);
+    switch (d >> 32) {
+      case kTagListen: onAccept(); break;
+      case kTagIncoming:
+        if (idx < incoming_.size() && incoming_[idx].fd >= 0) onIncoming(idx);
+        break;
+      case kTagPeer: {
+        if (idx >= peers_.size()) break;
+        Peer& p = peers_[idx];
+        if (p.state == State::Connecting || p.state == State::HelloSent) {
+          onConnectEvent(p, evs[i].events);
+        } else if (p.state == State::Established) {
+          if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) events += readPeer(p);
+          if ((evs[i].events & EPOLLOUT) && p.state == State::Established) flush(p);
+        }
+        break;
+      }
+    }
+  }
+  if (__builtin_expect(handshakes_ > 0, 0)) checkDeadlines();
+  if (__builtin_expect(!failed_.empty(), 0)) events += reportFailures();
+  polling_ = false;
+  return events;
+}
+
+void TcpTransport::markDead(Peer& p, Status why) {
+  if (p.state == State::Dead) return;
+  if (p.state == State::Connecting || p.state == State::HelloSent ||
+      p.state == State::AwaitIncoming)
+    --handshakes_;
+  if (p.fd >= 0) close(p.fd);
+  p.fd = -1;
+  p.state = State::Dead;
+  p.why = why;
+  p.putLeft = 0;
+  failed_.push_back(p.rank);
+}
+
+int TcpTransport::reportFailures() {
+  int events = 0;
+  while (!failed_.empty()) {
+    Peer& p = peers_[failed_.back()];
+    failed_.pop_back();
+    if (p.failReported) continue;
+    p.failReported = true;
+    std::deque<OutItem> q;
+    q.swap(p.txq);
+    p.txBuf.clear();
+    p.txDone = 0;
+    for (const OutItem& it : q)
+      if (it.done) it.done->fn(it.done, Status::ErrProcFailed);
+    RRT_WARN("tcp: rank %d is unreachable (%s)", p.rank, statusName(p.why));
+    if (ctx_.peerFailed) ctx_.peerFailed(ctx_.handlerArg, p.rank, p.why);
+    ++events;
+  }
+  return events;
+}
+
+}  // namespace
+
+TransportPtr create(const Context& ctx, Status* st) {
+  auto t = std::make_unique<TcpTransport>(ctx);
+  *st = t->init();
+  if (!ok(*st)) return nullptr;
+  return t;
+}
+
+}  // namespace rrt::transport::tcp

@@ -1,0 +1,49 @@
+/* p2p_tcp_peer_exit: the last rank vanishes mid-job (_exit without finalize, its sockets reset
+ * by the kernel) while every other rank is blocked in a receive from it and in a rendezvous
+ * send to it. Those calls must return RRT_ERR_PROC_FAILED (not hang). Rank 0 prints
+ * "PASS p2p_tcp_peer_exit (N ranks)" when every survivor saw the error; then the survivors
+ * leave without finalize too (the job is broken). Driven by tcp_peer_exit.sh. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rrt/rrt.h>
+
+int main(int argc, char **argv) {
+  rrt_init(&argc, &argv);
+  int rank, size;
+  rrt_comm_rank(RRT_COMM_WORLD, &rank);
+  rrt_comm_size(RRT_COMM_WORLD, &size);
+  const int victim = size - 1;
+  static char buf[1 << 20];
+  /* connections up everywhere first */
+  rrt_barrier(RRT_COMM_WORLD);
+  int x = 0;
+  if (rank == victim) {
+    for (int r = 0; r < victim; ++r) rrt_send(&x, 1, RRT_INT32, r, 1, RRT_COMM_WORLD);
+    _exit(0);
+  }
+  rrt_recv(&x, 1, RRT_INT32, victim, 1, RRT_COMM_WORLD, RRT_STATUS_IGNORE);
+  rrt_request_t rq[2];
+  rrt_irecv(&x, 1, RRT_INT32, victim, 2, RRT_COMM_WORLD, &rq[0]);
+  rrt_isend(buf, sizeof buf, RRT_BYTE, victim, 3, RRT_COMM_WORLD, &rq[1]);
+  int e0 = rrt_wait(&rq[0], RRT_STATUS_IGNORE);
+  int e1 = rrt_wait(&rq[1], RRT_STATUS_IGNORE);
+  int good = e0 == RRT_ERR_PROC_FAILED && e1 == RRT_ERR_PROC_FAILED;
+  if (!good) printf("FAIL p2p_tcp_peer_exit: rank %d got %d / %d\n", rank, e0, e1);
+  /* survivors agree among themselves (they are still connected) */
+  if (rank == 0) {
+    int all = good;
+    for (int r = 1; r < victim; ++r) {
+      int g = 0;
+      rrt_recv(&g, 1, RRT_INT32, r, 9, RRT_COMM_WORLD, RRT_STATUS_IGNORE);
+      all &= g;
+    }
+    if (all) printf("PASS p2p_tcp_peer_exit (%d ranks)\n", size);
+  } else {
+    rrt_send(&good, 1, RRT_INT32, 0, 9, RRT_COMM_WORLD);
+  }
+  fflush(stdout);
+  _exit(good ? 0 : 1);
+}
