@@ -1,6 +1,7 @@
 #include "runtime/core/config.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
@@ -105,7 +106,7 @@ double doubleOr(Tunable t, double autoValue) {
   if (isAuto(t)) return autoValue;
   char* end = nullptr;
   double v = strtod(value(t).c_str(), &end);
-  if (end == value(t).c_str() || *end != '\0' || v < 0) {
+  if (end == value(t).c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {  // no nan, inf
     RRT_WARN("RRT_%s=%s is not a number; using %g", row(t).env, value(t).c_str(), autoValue);
     return autoValue;
   }
