@@ -47,7 +47,7 @@ bool fromEnvironment(Tunable t) { return values().fromEnv[static_cast<int>(t)]; 
 bool isAuto(Tunable t) { return strcasecmp(value(t).c_str(), "auto") == 0; }
 
 Status parseSize(const std::string& s, uint64_t* out) {
-  if (s.empty() || s[0] == '-' || s[0] == '+') return Status::ErrArg;
+  if (s.empty() || s[0] < '0' || s[0] > '9') return Status::ErrArg;  // no sign, no blanks
   errno = 0;
   char* end = nullptr;
   unsigned long long v = strtoull(s.c_str(), &end, 10);
