@@ -82,3 +82,10 @@ EXTRA_DIST += apps/test_wrappers.sh
 
 # ---- bench/: the comparison with Open MPI and MPICH (run by hand, never by make check) ----------
 EXTRA_DIST += bench/compare bench/mpi
+
+# ---- soak test ----------------------------------------------------------------------------------
+# rrt_stress: random traffic and collectives with checked payloads (tests/soak/ runs it briefly
+# in make check; `rrun -n 4 apps/rrt_stress --minutes 60` for long runs).
+bin_PROGRAMS += apps/rrt_stress
+apps_rrt_stress_SOURCES = apps/rrt_stress.cc
+apps_rrt_stress_LDADD = librrt.la

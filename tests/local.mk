@@ -11,3 +11,17 @@ include tests/mp/local.mk
 include tests/launcher/local.mk
 include tests/softrdma/local.mk
 include tests/softroce/local.mk
+include tests/fuzz/local.mk
+include tests/soak/local.mk
+include tests/fault/local.mk
+
+# Sanitizer builds: any report fails the test it happens in; leaks inside third-party
+# libraries are suppressed (tests/sanitizers/lsan.supp justifies each entry).
+if HAVE_SANITIZERS
+AM_TESTS_ENVIRONMENT += \
+	ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:$${ASAN_OPTIONS:-}"; \
+	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:$${UBSAN_OPTIONS:-}"; \
+	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/sanitizers/lsan.supp:print_suppressions=0:$${LSAN_OPTIONS:-}"; \
+	export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS;
+endif
+EXTRA_DIST += tests/sanitizers/lsan.supp

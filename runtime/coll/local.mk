@@ -1,11 +1,12 @@
 # runtime/coll: collective algorithms (one per file), selection table, reduction kernels.
 # The kernels are a separate convenience library so that they alone get the vectoriser at full
-# strength (-O2 of GCC 12 only vectorises with the "very cheap" cost model). Check with
+# strength (-O2 of GCC 12 only vectorises with the "very cheap" cost model; VECT_FLAGS, from
+# configure, is empty for clang). Check with
 #   make V=1 CXXFLAGS+=-fopt-info-vec-optimized runtime/coll/librrtcollkern_la-kernels.lo
 noinst_LTLIBRARIES += librrtcollkern.la
 librrtcollkern_la_SOURCES = runtime/coll/kernels.cc
 librrtcollkern_la_CPPFLAGS = $(AM_CPPFLAGS)
-librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) -ftree-vectorize -fvect-cost-model=dynamic
+librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) $(VECT_FLAGS)
 librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \

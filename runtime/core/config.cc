@@ -1,6 +1,7 @@
 #include "runtime/core/config.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <strings.h>
@@ -46,7 +47,7 @@ bool fromEnvironment(Tunable t) { return values().fromEnv[static_cast<int>(t)]; 
 bool isAuto(Tunable t) { return strcasecmp(value(t).c_str(), "auto") == 0; }
 
 Status parseSize(const std::string& s, uint64_t* out) {
-  if (s.empty() || s[0] == '-' || s[0] == '+') return Status::ErrArg;
+  if (s.empty() || s[0] < '0' || s[0] > '9') return Status::ErrArg;  // no sign, no blanks
   errno = 0;
   char* end = nullptr;
   unsigned long long v = strtoull(s.c_str(), &end, 10);
@@ -105,7 +106,7 @@ double doubleOr(Tunable t, double autoValue) {
   if (isAuto(t)) return autoValue;
   char* end = nullptr;
   double v = strtod(value(t).c_str(), &end);
-  if (end == value(t).c_str() || *end != '\0' || v < 0) {
+  if (end == value(t).c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {  // no nan, inf
     RRT_WARN("RRT_%s=%s is not a number; using %g", row(t).env, value(t).c_str(), autoValue);
     return autoValue;
   }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "runtime/core/log.h"
+#include "runtime/proto/matching.h"
 #include "runtime/proto/p2p.h"
 
 namespace rrt::proto {
@@ -149,6 +150,10 @@ Status commSplit(Comm& parent, int color, int key, Comm** out) {
   }
 
   const uint32_t ctx = static_cast<uint32_t>(reply[0]);
+  if (!Matcher::validContext(ctx + 1)) {  // every member sees the same ctx, so all fail alike
+    RRT_ERROR("out of communicator context ids (%u created)", ctx / 2);
+    return Status::ErrComm;
+  }
   gNextCtx = ctx + 2;
   if (reply[1] < 0) return Status::Ok;  // RRT_UNDEFINED
   Comm* c = new Comm;

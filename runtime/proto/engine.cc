@@ -91,17 +91,37 @@ Status Engine::init() {
     }
     transports_.push_back(std::move(tx));
   }
-  for (auto& tx : transports_) {
+  local_ = false;
+  return startTransports();
+}
+
+Status Engine::initLocal(const wireup::JobInfo& job, std::vector<transport::TransportPtr> txs) {
+  if (active_) return Status::ErrInternal;
+  log::init();
+  job_ = job;
+  stats_on_ = false;
+  transports_ = std::move(txs);
+  ids_ = RequestIds();  // fresh ids for every local run (reproducible fuzz inputs)
+  local_ = true;
+  return startTransports();
+}
+
+// Publishes the transports' addresses, fences, starts them, and sets up the peers.
+Status Engine::startTransports() {
+  published_.assign(transports_.size(), false);
+  for (size_t t = 0; t < transports_.size(); ++t) {
     std::vector<uint8_t> blob;
-    RRT_TRY(tx->address(&blob));
-    if (!blob.empty())
-      RRT_TRY(wireup::publish(std::string("rrt.") + tx->name(), blob.data(), blob.size()));
+    RRT_TRY(transports_[t]->address(&blob));
+    if (blob.empty() || local_) continue;
+    RRT_TRY(wireup::publish(std::string("rrt.") + transports_[t]->name(), blob.data(), blob.size()));
+    published_[t] = true;
   }
-  RRT_TRY(wireup::fence());
+  if (!local_) RRT_TRY(wireup::fence());
   for (auto& tx : transports_) RRT_TRY(tx->start());
 
   stats_.assign(transports_.size(), TransportStats{});
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
+  pendingPeers_.clear();
   core::configureWaiting(static_cast<int>(job_.localPeers.size()), usableCores());
   core::addPoller(&Engine::poll, this);
   // With one transport besides self and an event fd (TCP alone), an idle wait sleeps in the
@@ -129,23 +149,23 @@ void Engine::finalize() {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
-  (void)wireup::fence();  // nobody leaves while a peer may still read our memory
+  if (!local_) (void)wireup::fence();  // nobody leaves while a peer may still read our memory
   core::removePoller(&Engine::poll, this);
   if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
   idleFd_ = -1;
   transports_.clear();
-  wireup::finalize();
+  if (!local_) wireup::finalize();
   active_ = false;
 }
 
 Peer* Engine::connect(int w) {
   Peer& p = peers_[static_cast<size_t>(w)];
   if (p.failed) return &p;
-  for (auto& tx : transports_) {
+  for (size_t t = 0; t < transports_.size(); ++t) {
+    Transport* tx = transports_[t].get();
     if (!tx->reachable(w)) continue;
     std::vector<uint8_t> blob;
-    if (strcmp(tx->name(), "self") != 0 &&
-        wireup::lookup(w, std::string("rrt.") + tx->name(), &blob) != Status::Ok) {
+    if (published_[t] && wireup::lookup(w, std::string("rrt.") + tx->name(), &blob) != Status::Ok) {
       RRT_WARN("no %s address for rank %d", tx->name(), w);
       continue;
     }
@@ -154,7 +174,7 @@ Peer* Engine::connect(int w) {
       RRT_WARN("%s: cannot connect to rank %d: %s", tx->name(), w, statusName(st));
       continue;
     }
-    p.tx = tx.get();
+    p.tx = tx;
     choosePeerProto(w, p);
     RRT_DEBUG("rank %d via %s: eager <= %zu, zero-copy from %zu (%s)", w, tx->name(),
               p.proto.eagerLimit, p.proto.zcopyThreshold,

@@ -91,7 +91,15 @@ struct TransportStats {
 class Engine {
  public:
   Status init();
+  // Brings the engine up without PMIx over a given job and transports (fuzzing, in-process
+  // tests): transports that publish no address are connected with an empty blob. finalize()
+  // then makes no PMIx call either.
+  Status initLocal(const wireup::JobInfo& job, std::vector<transport::TransportPtr> transports);
   void finalize();
+  // Hands an active message to the engine exactly as a transport does (fuzzing, tests).
+  static void deliver(void* engine, int src, transport::AmId id, const void* data, size_t len) {
+    onAm(engine, src, id, data, len);
+  }
   bool active() const { return active_; }
 
   const wireup::JobInfo& job() const { return job_; }
@@ -155,9 +163,13 @@ class Engine {
   static bool idleWait(void* arg, int ms);
   int flushPending();
 
+  Status startTransports();
+
   bool active_ = false;
+  bool local_ = false;           // initLocal: no PMIx
   wireup::JobInfo job_;
   std::vector<transport::TransportPtr> transports_;
+  std::vector<bool> published_;  // per transport: its address is in PMIx (lookup on connect)
   std::vector<TransportStats> stats_;
   std::vector<Peer> peers_;
   std::vector<int> pendingPeers_;

@@ -37,7 +37,7 @@ Matcher::~Matcher() {
 }
 
 MatchQueues& Matcher::grow(uint32_t ctx) {
-  if (ctx >= byCtx_.size()) byCtx_.resize(ctx + 16, nullptr);
+  if (ctx >= byCtx_.size()) byCtx_.resize(static_cast<size_t>(ctx) + 16, nullptr);
   if (!byCtx_[ctx]) byCtx_[ctx] = new MatchQueues;
   return *byCtx_[ctx];
 }

@@ -52,6 +52,10 @@ class MatchQueues {
 // The queues of every context id, indexed by id (ids are small and dense).
 class Matcher {
  public:
+  // Context ids are below this; a message naming a larger one is malformed (the table grows to
+  // the largest id seen, so a hostile id must not size it).
+  static constexpr uint32_t kMaxContextId = 1u << 24;
+  static bool validContext(uint32_t ctx) { return ctx < kMaxContextId; }
   ~Matcher();
   MatchQueues& queues(uint32_t ctx) {
     if (ctx >= byCtx_.size() || !byCtx_[ctx]) return grow(ctx);

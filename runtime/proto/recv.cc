@@ -66,7 +66,7 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
   const size_t plen = len - hlen;
   const uint8_t* payload = data + hlen;
   Peer& p = peers_[static_cast<size_t>(src)];
-  if (h.e.total < plen || p.rxEager) {
+  if (h.e.total < plen || p.rxEager || !Matcher::validContext(h.e.m.ctx)) {
     RRT_WARN("inconsistent eager message from rank %d dropped", src);
     return;
   }
@@ -92,7 +92,14 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
     }
     return;
   }
-  // Unexpected: keep header and data until a receive asks for them.
+  // Unexpected: keep header and data until a receive asks for them. The buffer's size comes
+  // from the peer: never more than an eager message may be (the ranks share the eager limit).
+  if (h.e.total > p.proto.eagerLimit) {
+    RRT_WARN("eager message of %llu bytes from rank %d exceeds the eager limit %zu (RRT_EAGER_LIMIT "
+             "differs between ranks?): dropped",
+             static_cast<unsigned long long>(h.e.total), src, p.proto.eagerLimit);
+    return;
+  }
   Request* u = core::requestAlloc(core::ReqKind::Recv);
   u->internal = true;
   u->phase = static_cast<uint8_t>(Phase::UnexpEager);
@@ -136,7 +143,7 @@ void Engine::onRts(int src, const uint8_t* data, size_t len) {
   }
   memcpy(&h, data, sizeof h);
   if (h.rkeyLen > transport::kMaxRkeyBytes || len < sizeof h + h.rkeyLen ||
-      h.mode > static_cast<uint8_t>(wire::RndvMode::Copy)) {
+      h.mode > static_cast<uint8_t>(wire::RndvMode::Copy) || !Matcher::validContext(h.m.ctx)) {
     RRT_WARN("malformed RTS from rank %d dropped", src);
     return;
   }

@@ -10,6 +10,7 @@
 
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
+#include "runtime/core/progress.h"
 #include "runtime/transport/shm/address.h"
 #include "runtime/transport/shm/cma.h"
 #include "runtime/transport/shm/ring.h"
@@ -22,7 +23,7 @@ constexpr size_t kDefaultRingBytes = size_t{256} << 10;
 constexpr size_t kAutoSegmentBudget = size_t{256} << 20;  // default rings shrink to fit this
 constexpr size_t kAutoMinRingBytes = size_t{64} << 10;
 constexpr int kBatchPerRing = 32;             // records delivered per peer per progress()
-constexpr uint32_t kFullStreakCheck = 1u << 14;  // NoResource retries between liveness checks
+constexpr double kLivenessCheckSeconds = 0.01;  // while a ring stays full, look at its peer this often
 constexpr size_t kMaxZcopy = size_t{1} << 30;    // one synchronous CMA call stays under ~0.1 s
 constexpr size_t kMinZcopy = size_t{256} << 10;  // below it copies through the ring are faster
 
@@ -63,6 +64,7 @@ struct Peer {
   bool dead = false;
   bool cmaDenied = false;
   uint32_t fullStreak = 0;  // consecutive NoResource answers
+  double lastCheck = 0;     // when the peer's liveness was last looked at (ring full)
 };
 
 struct Inbox {
@@ -279,9 +281,13 @@ Status ShmTransport::connect(int peer, const void* blob, size_t len) {
 }
 
 Status ShmTransport::ringFull(Peer* p) {
-  // Slow path. A ring that stays full for this long may belong to a dead peer: look (one
-  // kill() and a read of /proc, once every kFullStreakCheck retries).
-  if (++p->fullStreak % kFullStreakCheck == 0 && p->pid > 0 && !processAlive(p->pid)) {
+  // Slow path. A ring that stays full may belong to a dead peer: look (one kill() and a read
+  // of /proc) every kLivenessCheckSeconds while it stays full; the first retries are free.
+  if (++p->fullStreak < 64 || p->pid <= 0) return Status::NoResource;
+  const double t = core::now();
+  if (t - p->lastCheck < kLivenessCheckSeconds) return Status::NoResource;
+  p->lastCheck = t;
+  if (!processAlive(p->pid)) {
     markDead(p, Status::ErrProcFailed);
     return Status::ErrProcFailed;
   }

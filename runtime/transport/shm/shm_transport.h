@@ -17,8 +17,9 @@
 //              off or the peer refuses it (remembered per peer), ErrProcFailed when it is gone.
 //   progress() delivers up to a batch of records per peer, straight from the ring, in order.
 //              A handler that re-enters progress() gets 0 (the record it holds is still in use).
-//   Peer death is noticed when a ring to the peer stays full for a long stretch of retries or
-//   when CMA reports ESRCH; ctx.peerFailed is then called once for that peer.
+//   Peer death is noticed when a ring to the peer stays full (its process is looked at every
+//   10 ms while it does) or when CMA reports ESRCH; ctx.peerFailed is then called once for
+//   that peer.
 #pragma once
 
 #include "runtime/core/status.h"

@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+# Writes the seed inputs of tests/fuzz/corpus/ (run by hand when the formats change; the
+# output is committed). Each seed is a well-formed example of what its target parses, so the
+# fuzzer starts from inputs that reach deep into the parser. Inputs of crashes found are added
+# to the same folders by hand (named crash-<what>), never generated here.
+import os
+import struct
+
+here = os.path.dirname(os.path.abspath(__file__))
+
+
+def write(target, name, data):
+    d = os.path.join(here, 'corpus', target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, 'seed-' + name), 'wb') as f:
+        f.write(data)
+
+
+# ---- fuzz_engine_am: ops (see fuzz_engine_am.cc) ------------------------------------------
+EAGER, EAGER_SYNC, EAGER_FRAG, RTS, CTS, DATA, FIN, ACK = range(1, 9)
+ID0 = 1 << 32  # request id of slot 0, generation 1 (the first id a fresh engine hands out)
+
+
+def match(ctx=0, src=1, tag=5, seq=0):
+    return struct.pack('<IiiI', ctx, src, tag, seq)
+
+
+def msg(am, body, src_sel=0):
+    return bytes([0, src_sel, am]) + struct.pack('<H', len(body)) + body
+
+
+def recv(size, tag=5, src_sel=1, coll=0):
+    return bytes([1, coll, src_sel, tag & 0xff]) + struct.pack('<I', size)[:3]
+
+
+def send(size, tag=5, sync=0, coll=0):
+    return bytes([2, coll, sync, tag & 0xff]) + struct.pack('<I', size)[:3]
+
+
+PROGRESS = bytes([3])
+
+
+def eager(total, payload, seq=0, tag=5):
+    return match(seq=seq, tag=tag) + struct.pack('<Q', total) + payload
+
+
+def rts(size, mode, sreq=0x77, rkey=b'', seq=0):
+    return (match(seq=seq) + struct.pack('<QQQBBB5x', sreq, size, 0x10000, mode, len(rkey), 0)
+            + rkey)
+
+
+write('fuzz_engine_am', 'eager-expected', recv(100) + msg(EAGER, eager(100, b'x' * 100)) + PROGRESS)
+write('fuzz_engine_am', 'eager-unexpected', msg(EAGER, eager(100, b'y' * 100)) + recv(100) + PROGRESS)
+write('fuzz_engine_am', 'eager-truncated', recv(10) + msg(EAGER, eager(100, b'z' * 100)) + PROGRESS)
+write('fuzz_engine_am', 'eager-sync',
+      recv(8) + msg(EAGER_SYNC, eager(8, b'') [:24] + struct.pack('<Q', 0x99) + b'8bytes!!') + PROGRESS)
+write('fuzz_engine_am', 'eager-frag',
+      recv(300) + msg(EAGER, eager(300, b'a' * 100)) + msg(EAGER_FRAG, b'b' * 100)
+      + msg(EAGER_FRAG, b'c' * 100) + PROGRESS)
+write('fuzz_engine_am', 'eager-frag-unexpected',
+      msg(EAGER, eager(300, b'a' * 100)) + msg(EAGER_FRAG, b'b' * 100) + recv(300)
+      + msg(EAGER_FRAG, b'c' * 100) + PROGRESS)
+write('fuzz_engine_am', 'rts-get', recv(5000) + msg(RTS, rts(5000, 0)) + PROGRESS)
+write('fuzz_engine_am', 'rts-get-unexpected', msg(RTS, rts(70000, 0, rkey=b'K' * 16)) + recv(70000) + PROGRESS)
+write('fuzz_engine_am', 'rts-copy-data',
+      recv(3000) + msg(RTS, rts(3000, 2)) + PROGRESS
+      + msg(DATA, struct.pack('<QQ', ID0, 0) + b'd' * 1500)
+      + msg(DATA, struct.pack('<QQ', ID0, 1500) + b'e' * 1500) + PROGRESS)
+write('fuzz_engine_am', 'rts-put-fin',
+      recv(3000) + msg(RTS, rts(3000, 1)) + PROGRESS + msg(FIN, struct.pack('<Q', ID0)) + PROGRESS)
+write('fuzz_engine_am', 'send-rndv-fin', send(4096) + PROGRESS + msg(FIN, struct.pack('<Q', ID0)) + PROGRESS)
+write('fuzz_engine_am', 'send-rndv-cts-put',
+      send(4096) + PROGRESS
+      + msg(CTS, struct.pack('<QQQQBB6x', ID0, 0x1234, 0x20000, 4096, 1, 0)) + PROGRESS)
+write('fuzz_engine_am', 'send-rndv-cts-copy',
+      send(20000) + PROGRESS
+      + msg(CTS, struct.pack('<QQQQBB6x', ID0, 0x1234, 0, 20000, 2, 0)) + PROGRESS)
+write('fuzz_engine_am', 'send-sync-ack',
+      send(16, sync=1) + PROGRESS + msg(ACK, struct.pack('<Q', ID0)) + PROGRESS)
+write('fuzz_engine_am', 'probe-cancel',
+      msg(EAGER, eager(4, b'abcd', tag=3)) + bytes([4, 0, 1, 3]) + recv(4, tag=9) + bytes([5, 0]) + PROGRESS)
+write('fuzz_engine_am', 'anysource-anytag', recv(64, tag=0xff, src_sel=2) + msg(EAGER, eager(64, b'q' * 64)) + PROGRESS)
+
+# ---- fuzz_shm_ring: tail (2 bytes) + cells of a 4 KiB ring -----------------------------------
+def record(am, payload):
+    word = (1 << 40) | (am << 32) | len(payload)
+    raw = struct.pack('<Q', word) + payload
+    return raw + b'\0' * (-len(raw) % 64)
+
+
+def skip_to_end(used_cells):
+    return struct.pack('<Q', 2 << 40) + b'\0' * ((64 - used_cells) * 64 - 8)
+
+
+write('fuzz_shm_ring', 'two-records', struct.pack('<H', 0) + record(1, b'hello') + record(3, b'x' * 200))
+write('fuzz_shm_ring', 'skip-wrap', struct.pack('<H', 62) + b'\0' * (62 * 64)
+      + struct.pack('<Q', 2 << 40) + b'\0' * 120)
+write('fuzz_shm_ring', 'full', struct.pack('<H', 0) + b''.join(record(1, b'r' * 56) for _ in range(64)))
+write('fuzz_shm_ring', 'empty', struct.pack('<H', 5))
+
+# ---- fuzz_shm_connect: the 24-byte address blob ---------------------------------------------
+def blob(magic=0x72736861, version=1, local_index=1, rank=1, pid=4242, local_size=2,
+         ring=256 << 10):
+    return struct.pack('<IHHiiII', magic, version, local_index, rank, pid, local_size, ring)
+
+
+write('fuzz_shm_connect', 'valid', blob())
+write('fuzz_shm_connect', 'wrong-rank', blob(rank=0))
+write('fuzz_shm_connect', 'short', blob()[:20])
+
+# ---- fuzz_config: tunable index byte + value ------------------------------------------------
+for i, v in enumerate([b'64K', b'1Gi', b'auto', b'on', b'0.5', b'18446744073709551615',
+                       b'16EiB', b'shm,tcp', b'-1', b'nan']):
+    write('fuzz_config', 'value%d' % i, bytes([i]) + v)
+
+# ---- fuzz_rrun_options: argv joined by NUL --------------------------------------------------
+for name, argv in [('basic', ['-n', '4', 'prog', 'arg']),
+                   ('all', ['-np=2', '--tag-output', '--timeout', '1.5', '-x', 'A=1', '--env=B=2',
+                            '--bind-to', 'core', '--oversubscribe', '--', 'prog']),
+                   ('short-forms', ['-n3', '-xHOME', 'prog']),
+                   ('missing', ['--timeout']),
+                   ('help', ['--help'])]:
+    write('fuzz_rrun_options', name, b'\0'.join(a.encode() for a in argv))

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Runs every libFuzzer target of a --enable-fuzzing build for a bounded time (CI):
+#   tests/fuzz/run_fuzzers.sh BUILDDIR [SECONDS_PER_TARGET]   (default 45)
+# Each target starts from its corpus in the tree (read-only: new inputs go to a scratch
+# folder) and stops after the time; a crash, leak, timeout or out-of-memory fails the run and
+# leaves the input in BUILDDIR/fuzz-artifacts/ (add it to tests/fuzz/corpus/<target>/ as
+# crash-<what> once fixed). Prints executions per target from libFuzzer's final stats.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:?usage: run_fuzzers.sh BUILDDIR [SECONDS]}" && pwd)
+secs=${2:-45}
+art="$build/fuzz-artifacts"
+mkdir -p "$art"
+status=0
+for t in fuzz_engine_am fuzz_shm_ring fuzz_shm_connect fuzz_config fuzz_rrun_options; do
+  bin="$build/tests/fuzz/$t"
+  [ -x "$bin" ] || { echo "FAIL: $bin not built (configure --enable-fuzzing, make check)"; status=1; continue; }
+  scratch=$(mktemp -d "${TMPDIR:-/tmp}/rrt-fuzz-$t.XXXXXX")
+  log="$art/$t.log"
+  # -timeout: one input may take at most 10 s (a hang is a finding); -rss_limit_mb bounds memory.
+  timeout -k 10 $(( secs + 120 )) "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -print_final_stats=1 -artifact_prefix="$art/$t-" "$scratch" "$here/corpus/$t" >"$log" 2>&1
+  rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  if [ "$rc" = 0 ]; then
+    echo "ok: $t: ${execs:-?} executions in ${secs} s, corpus $(ls "$here/corpus/$t" | wc -l) + $(ls "$scratch" | wc -l) new, no crash"
+  else
+    echo "FAIL: $t (exit $rc) after ${execs:-?} executions; input in $art:"
+    grep -E 'ERROR|SUMMARY|fuzz check failed|#[0-9]+ 0x' "$log" | head -30
+    status=1
+  fi
+  rm -rf "$scratch"
+done
+exit $status
