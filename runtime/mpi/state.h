@@ -95,9 +95,15 @@ struct Comm {
   int rank = 0, size = 0;
   MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
   std::string name;
-  std::vector<int> worldRanks;     // filled on first use (groups, compare)
+  std::vector<int> worldRanks;     // filled on first use (groups, compare); local group's
+  // Intercommunicators: rc is rrt's intercommunicator (point-to-point to the remote group);
+  // unionRc an intracommunicator over both groups, local group first when localFirst (merge, dup).
+  bool inter = false, localFirst = true;
+  rrt_comm_t unionRc = RRT_COMM_NULL;
+  std::vector<int> remoteWorldRanks;
   Topo topo;
   std::map<int, void*> attrs;      // user keyval -> value
+  std::vector<int> attrOrder;      // the keyvals of attrs in the order they were set
   std::map<std::string, std::string> hints;  // MPI_Comm_set_info
 };
 Comm* commGet(MPI_Comm handle);
@@ -143,6 +149,8 @@ struct Type {
   std::vector<Block> blocks;
   rrt_datatype_t opType = RRT_DATATYPE_NULL;  // user-op reductions: extent bytes (lazily made)
   std::string name;
+  // MPI_Type_get_envelope: the constructor and its argument counts.
+  int combiner = MPI_COMBINER_NAMED, nInts = 0, nAddrs = 0, nTypes = 0;
 };
 Type* typeGet(MPI_Datatype handle);
 // An element's data lies in one byte range of size bytes at displacement blocks[0].disp,
