@@ -196,7 +196,18 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   c = commGet(comm);  // the table may not move entries, but be plain about it
   n->topo = c->topo;  // MPI_Comm_dup keeps the topology and the info hints
   n->hints = c->hints;
-  if (int e = attrCopyAll(comm, *c, *n)) return raise(comm, e, __func__);
+  if (int e = attrCopyAll(comm, *c, *n)) {
+    // a failed copy callback fails the dup: the new communicator goes away (MPI 3.1 6.7.2)
+    MPI_Comm fresh = *newcomm;
+    attrDeleteAll(fresh, *n);
+    rrt_comm_t rc = n->rc, urc = n->unionRc;
+    rrt_comm_free(&rc);
+    if (urc != RRT_COMM_NULL) rrt_comm_free(&urc);
+    errhandlerRelease(n->errh);
+    comms().remove(handleIndex(fresh, kKindComm));
+    *newcomm = MPI_COMM_NULL;
+    return raise(comm, e, __func__);
+  }
   return MPI_SUCCESS;
 }
 

@@ -97,7 +97,28 @@ int argErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_ARG, fn); }
 
 }  // namespace
 
+// A type freed while persistent requests hold it stays valid for them (and, erroneously used,
+// for the program) until the last one lets go.
 Type* typeGet(MPI_Datatype handle) { return types().get(handleIndex(handle, kKindType)); }
+
+namespace {
+void typeDestroy(MPI_Datatype handle, Type* t) {
+  if (t->opType != RRT_DATATYPE_NULL) {
+    opTypes().erase(t->opType);
+    rrt_type_free(&t->opType);
+  }
+  types().remove(handleIndex(handle, kKindType));
+}
+}  // namespace
+
+void typeRetain(MPI_Datatype handle) {
+  if (Type* t = types().get(handleIndex(handle, kKindType))) ++t->refs;
+}
+
+void typeRelease(MPI_Datatype handle) {
+  Type* t = types().get(handleIndex(handle, kKindType));
+  if (t && --t->refs == 0 && t->freed) typeDestroy(handle, t);
+}
 
 // Sizes of the (value, index) pairs come from rrt, which lays them out as the C structs
 // (padding included): MPI_Type_size(MPI_DOUBLE_INT) is 16 here, where Open MPI says 12.
@@ -341,12 +362,9 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 int MPI_Type_free(MPI_Datatype* datatype) {
   if (datatype == nullptr) return argErr(__func__);
   GET_TYPE(t, *datatype);
-  if (t->predefined) return typeErr(__func__);
-  if (t->opType != RRT_DATATYPE_NULL) {
-    opTypes().erase(t->opType);
-    rrt_type_free(&t->opType);
-  }
-  types().remove(handleIndex(*datatype, kKindType));
+  if (t->predefined || t->freed) return typeErr(__func__);
+  t->freed = true;
+  if (t->refs == 0) typeDestroy(*datatype, t);
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
 }

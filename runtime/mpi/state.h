@@ -151,8 +151,14 @@ struct Type {
   std::string name;
   // MPI_Type_get_envelope: the constructor and its argument counts.
   int combiner = MPI_COMBINER_NAMED, nInts = 0, nAddrs = 0, nTypes = 0;
+  // Persistent requests keep the type they were made with: MPI_Type_free only marks it then,
+  // and the last typeRelease frees it (MPI 3.1 section 4.1.9).
+  int refs = 0;
+  bool freed = false;
 };
 Type* typeGet(MPI_Datatype handle);
+void typeRetain(MPI_Datatype handle);
+void typeRelease(MPI_Datatype handle);
 // An element's data lies in one byte range of size bytes at displacement blocks[0].disp,
 // and count elements lie back to back.
 inline bool typeDense(const Type& t) {
