@@ -83,9 +83,10 @@ void errhandlerRelease(MPI_Errhandler e);
 
 // ---- topologies ----------------------------------------------------------------------------
 struct Topo {
-  int kind = MPI_UNDEFINED;        // MPI_CART, MPI_DIST_GRAPH or MPI_UNDEFINED
+  int kind = MPI_UNDEFINED;        // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED
   std::vector<int> dims, periods;  // cartesian
   std::vector<int> sources, sourceWeights, dests, destWeights;  // distributed graph
+  std::vector<int> index, edges;  // graph (MPI_Graph_create's arrays)
   bool weighted = false;
 };
 

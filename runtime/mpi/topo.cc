@@ -34,8 +34,6 @@ extern "C" {
 
 int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
 
-// Balanced factorization: prime factors of what is left, largest first, each to the free
-// dimension with the smallest product so far; free dimensions end up non-increasing.
 int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   if (nnodes <= 0 || ndims < 0) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   int fixedProd = 1;
@@ -210,6 +208,110 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   }
   if (int e = MPI_Comm_split(comm, color, key, newcomm)) return e;
   commGet(*newcomm)->topo = sub;
+  return MPI_SUCCESS;
+}
+
+// Ranks past nnodes get MPI_COMM_NULL, as for MPI_Cart_create; ranks keep their order.
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm* comm_graph) {
+  int err;
+  Comm* c = commCheck(comm_old, __func__, &err);
+  if (!c) return err;
+  if (c->inter) return raise(comm_old, MPI_ERR_COMM, __func__);
+  if (nnodes < 0 || nnodes > c->size) return raise(comm_old, MPI_ERR_ARG, __func__);
+  if (nnodes > 0 && (index == nullptr || index[0] < 0)) return raise(comm_old, MPI_ERR_ARG, __func__);
+  for (int i = 1; i < nnodes; ++i)
+    if (index[i] < index[i - 1]) return raise(comm_old, MPI_ERR_ARG, __func__);
+  const int nedges = nnodes > 0 ? index[nnodes - 1] : 0;
+  if (nedges > 0 && edges == nullptr) return raise(comm_old, MPI_ERR_ARG, __func__);
+  for (int e = 0; e < nedges; ++e)
+    if (edges[e] < 0 || edges[e] >= nnodes) return raise(comm_old, MPI_ERR_RANK, __func__);
+  (void)reorder;
+  if (int e = MPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, comm_graph))
+    return e;
+  if (*comm_graph == MPI_COMM_NULL) return MPI_SUCCESS;
+  Topo& t = commGet(*comm_graph)->topo;
+  t.kind = MPI_GRAPH;
+  t.index.assign(index, index + nnodes);
+  t.edges.assign(edges, edges + nedges);
+  return MPI_SUCCESS;
+}
+
+namespace {
+Comm* graphOf(MPI_Comm comm, const char* fn, int* err) {
+  Comm* c = commCheck(comm, fn, err);
+  if (c && c->topo.kind != MPI_GRAPH) {
+    *err = topoErr(comm, fn);
+    return nullptr;
+  }
+  return c;
+}
+}  // namespace
+
+int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+  int err;
+  Comm* c = graphOf(comm, __func__, &err);
+  if (!c) return err;
+  *nnodes = static_cast<int>(c->topo.index.size());
+  *nedges = static_cast<int>(c->topo.edges.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+  int err;
+  Comm* c = graphOf(comm, __func__, &err);
+  if (!c) return err;
+  const Topo& t = c->topo;
+  for (int i = 0; i < maxindex && i < static_cast<int>(t.index.size()); ++i) index[i] = t.index[i];
+  for (int i = 0; i < maxedges && i < static_cast<int>(t.edges.size()); ++i) edges[i] = t.edges[i];
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+  int err;
+  Comm* c = graphOf(comm, __func__, &err);
+  if (!c) return err;
+  const Topo& t = c->topo;
+  if (rank < 0 || rank >= static_cast<int>(t.index.size())) return raise(comm, MPI_ERR_RANK, __func__);
+  *nneighbors = t.index[rank] - (rank > 0 ? t.index[rank - 1] : 0);
+  return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+  int err;
+  Comm* c = graphOf(comm, __func__, &err);
+  if (!c) return err;
+  const Topo& t = c->topo;
+  if (rank < 0 || rank >= static_cast<int>(t.index.size())) return raise(comm, MPI_ERR_RANK, __func__);
+  const int first = rank > 0 ? t.index[rank - 1] : 0;
+  for (int i = 0; i < maxneighbors && first + i < t.index[rank]; ++i) neighbors[i] = t.edges[first + i];
+  return MPI_SUCCESS;
+}
+
+// The rank MPI_Graph_create / MPI_Cart_create would give the caller (rrt never reorders).
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  (void)index;
+  (void)edges;
+  if (nnodes < 1 || nnodes > c->size) return raise(comm, MPI_ERR_ARG, __func__);
+  *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  (void)periods;
+  long n = 1;
+  for (int d = 0; d < ndims; ++d) {
+    if (dims[d] <= 0) return raise(comm, MPI_ERR_DIMS, __func__);
+    n *= dims[d];
+  }
+  if (ndims < 0 || n > c->size) return raise(comm, MPI_ERR_DIMS, __func__);
+  *newrank = c->rank < n ? c->rank : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
 

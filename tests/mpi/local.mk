@@ -48,4 +48,3 @@ EXTRA_DIST += tests/mpi/mpich_suite.sh tests/mpi/mpich_testlist
 check-mpich: all
 	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) \
 	  $(SHELL) $(abs_top_srcdir)/tests/mpi/mpich_suite.sh
-.PHONY: check-mpich
