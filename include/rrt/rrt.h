@@ -180,6 +180,16 @@ int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t *newcomm);
 /* Collective over comm; color RRT_UNDEFINED gives RRT_COMM_NULL. */
 int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t *newcomm);
 int rrt_comm_free(rrt_comm_t *comm);
+/* Collective over the n listed ranks of comm only (ranks[i] becomes rank i; the caller is one of
+ * them); tag (>= 0) keeps concurrent creations over overlapping ranks apart. */
+int rrt_comm_create_group(rrt_comm_t comm, int n, const int *ranks, int tag, rrt_comm_t *newcomm);
+/* Collective over all of comm, whose ranks form two disjoint groups: an intercommunicator.
+ * Each caller passes its own group (containing itself) and the other group, as ranks of comm in
+ * group order. On the result, rrt_comm_rank is the rank in the local group, and rrt_comm_size and
+ * the ranks of point-to-point calls (destinations, sources, statuses) are those of the remote
+ * group. It carries point-to-point only: collectives, dup and split fail with RRT_ERR_COMM. */
+int rrt_comm_create_inter(rrt_comm_t comm, int nlocal, const int *local_ranks, int nremote,
+                          const int *remote_ranks, rrt_comm_t *newcomm);
 /* The rank in RRT_COMM_WORLD of rank in comm (for group arithmetic). */
 int rrt_comm_world_rank(rrt_comm_t comm, int rank, int *world_rank);
 int rrt_comm_set_errhandler(rrt_comm_t comm, rrt_errhandler_t handler);

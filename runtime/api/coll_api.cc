@@ -13,11 +13,14 @@ using coll::CollKind;
 
 namespace {
 
+Status bad(const char* fn, const char* what, Status s);
+
 // Checks shared by every collective; binds the protocol layer on first use.
 Status checkCommon(const char* fn, rrt_comm_t comm, proto::Comm** c) {
   RRT_TRY(api::checkActive(fn));
   *c = api::checkComm(fn, comm);
   if (!*c) return Status::ErrComm;
+  if ((*c)->inter) return bad(fn, "not defined on an intercommunicator", Status::ErrComm);
   coll::bindProtoP2p();
   return Status::Ok;
 }

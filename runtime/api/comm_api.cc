@@ -1,4 +1,7 @@
 // Communicators and datatypes.
+#include <algorithm>
+#include <vector>
+
 #include "runtime/api/api_check.h"
 #include "runtime/core/datatype.h"
 #include "runtime/proto/comm.h"
@@ -26,8 +29,79 @@ int rrt_comm_size(rrt_comm_t comm, int* size) {
   return RRT_SUCCESS;
 }
 
+namespace {
+// Intercommunicators carry point-to-point only.
+Status checkIntra(const char* fn, const proto::Comm& c) {
+  if (!c.inter) return Status::Ok;
+  RRT_WARN("%s: not defined on an intercommunicator", fn);
+  return Status::ErrComm;
+}
+// n distinct ranks of c in range, every one also absent from other (when given).
+Status checkRankList(const char* fn, const proto::Comm& c, int n, const int* ranks,
+                     std::vector<int>* out, const std::vector<int>* other = nullptr) {
+  if (n <= 0 || !ranks) {
+    RRT_WARN("%s: empty rank list", fn);
+    return Status::ErrArg;
+  }
+  std::vector<char> seen(static_cast<size_t>(c.size), 0);
+  if (other)
+    for (int r : *other) seen[static_cast<size_t>(r)] = 1;
+  out->assign(ranks, ranks + n);
+  for (int r : *out) {
+    if (r < 0 || r >= c.size) return api::detail::badRank(fn, c, r, "rank in list");
+    if (seen[static_cast<size_t>(r)]) {
+      RRT_WARN("%s: rank %d listed twice", fn, r);
+      return Status::ErrArg;
+    }
+    seen[static_cast<size_t>(r)] = 1;
+  }
+  return Status::Ok;
+}
+}  // namespace
+
+int rrt_comm_create_group(rrt_comm_t comm, int n, const int* ranks, int tag, rrt_comm_t* newcomm) {
+  ENTER_COMM("rrt_comm_create_group", comm);
+  RRT_API_CHECK("rrt_comm_create_group", c, checkIntra("rrt_comm_create_group", *c));
+  if (!newcomm) RRT_API_FAIL("rrt_comm_create_group", c, Status::ErrArg);
+  RRT_API_CHECK("rrt_comm_create_group", c, api::checkTag("rrt_comm_create_group", tag, false));
+  std::vector<int> list;
+  RRT_API_CHECK("rrt_comm_create_group", c,
+                checkRankList("rrt_comm_create_group", *c, n, ranks, &list));
+  if (std::find(list.begin(), list.end(), c->rank) == list.end()) {
+    RRT_WARN("rrt_comm_create_group: the calling rank %d is not in the list", c->rank);
+    RRT_API_FAIL("rrt_comm_create_group", c, Status::ErrArg);
+  }
+  proto::Comm* nc = nullptr;
+  RRT_API_CHECK("rrt_comm_create_group", c, proto::commCreateGroup(*c, list, tag, &nc));
+  *newcomm = nc->handle;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_create_inter(rrt_comm_t comm, int nlocal, const int* local_ranks, int nremote,
+                          const int* remote_ranks, rrt_comm_t* newcomm) {
+  ENTER_COMM("rrt_comm_create_inter", comm);
+  RRT_API_CHECK("rrt_comm_create_inter", c, checkIntra("rrt_comm_create_inter", *c));
+  if (!newcomm) RRT_API_FAIL("rrt_comm_create_inter", c, Status::ErrArg);
+  std::vector<int> local, remote;
+  RRT_API_CHECK("rrt_comm_create_inter", c,
+                checkRankList("rrt_comm_create_inter", *c, nlocal, local_ranks, &local));
+  RRT_API_CHECK("rrt_comm_create_inter", c,
+                checkRankList("rrt_comm_create_inter", *c, nremote, remote_ranks, &remote, &local));
+  if (nlocal + nremote != c->size ||
+      std::find(local.begin(), local.end(), c->rank) == local.end()) {
+    RRT_WARN("rrt_comm_create_inter: the two groups must cover the communicator, the caller "
+             "in the local one");
+    RRT_API_FAIL("rrt_comm_create_inter", c, Status::ErrArg);
+  }
+  proto::Comm* nc = nullptr;
+  RRT_API_CHECK("rrt_comm_create_inter", c, proto::commCreateInter(*c, local, remote, &nc));
+  *newcomm = nc->handle;
+  return RRT_SUCCESS;
+}
+
 int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t* newcomm) {
   ENTER_COMM("rrt_comm_dup", comm);
+  RRT_API_CHECK("rrt_comm_dup", c, checkIntra("rrt_comm_dup", *c));
   if (!newcomm) RRT_API_FAIL("rrt_comm_dup", c, Status::ErrArg);
   proto::Comm* n = nullptr;
   RRT_API_CHECK("rrt_comm_dup", c, proto::commDup(*c, &n));
@@ -37,6 +111,7 @@ int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t* newcomm) {
 
 int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t* newcomm) {
   ENTER_COMM("rrt_comm_split", comm);
+  RRT_API_CHECK("rrt_comm_split", c, checkIntra("rrt_comm_split", *c));
   if (!newcomm) RRT_API_FAIL("rrt_comm_split", c, Status::ErrArg);
   if (color < 0 && color != RRT_UNDEFINED) {
     RRT_WARN("rrt_comm_split: color %d is negative (use RRT_UNDEFINED)", color);

@@ -1,5 +1,7 @@
 // Communicator attributes: the predefined keys (MPI_TAG_UB and friends, which benchmarks query)
 // and user keyvals with their copy/delete callbacks, run on MPI_Comm_dup and MPI_Comm_free.
+#include <algorithm>
+
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -45,6 +47,7 @@ int deleteOne(MPI_Comm handle, Comm& c, int keyval) {
     if (int rc = k->del(handle, keyval, it->second, k->extra)) return rc;
   }
   c.attrs.erase(it);
+  c.attrOrder.erase(std::find(c.attrOrder.begin(), c.attrOrder.end(), keyval));
   keyvalRelease(idx);
   return MPI_SUCCESS;
 }
@@ -60,6 +63,7 @@ int attrCopyAll(MPI_Comm oldHandle, Comm& old, Comm& fresh) {
     int flag = 0;
     if (int rc = k->copy(oldHandle, key, k->extra, value, &out, &flag)) return rc;
     if (flag) {
+      if (fresh.attrs.count(key) == 0) fresh.attrOrder.push_back(key);
       fresh.attrs[key] = out;
       ++k->refs;
     }
@@ -67,9 +71,10 @@ int attrCopyAll(MPI_Comm oldHandle, Comm& old, Comm& fresh) {
   return MPI_SUCCESS;
 }
 
+// Last set, first deleted (MPI 3.1 section 8.7.1 asks it of MPI_COMM_SELF at MPI_Finalize).
 int attrDeleteAll(MPI_Comm handle, Comm& c) {
-  while (!c.attrs.empty())
-    if (int rc = deleteOne(handle, c, c.attrs.begin()->first)) return rc;
+  while (!c.attrOrder.empty())
+    if (int rc = deleteOne(handle, c, c.attrOrder.back())) return rc;
   return MPI_SUCCESS;
 }
 
@@ -118,6 +123,7 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
     return raise(comm, MPI_ERR_KEYVAL, __func__);
   if (int rc = deleteOne(comm, *c, keyval)) return raise(comm, rc, __func__);
   c->attrs[keyval] = attribute_val;
+  c->attrOrder.push_back(keyval);
   ++keyvals().get(idx)->refs;
   return MPI_SUCCESS;
 }

@@ -21,6 +21,10 @@ struct Call {
 
   Call(MPI_Comm comm_, const char* fn_, MPI_Request* req_) : comm(comm_), fn(fn_), req(req_) {
     c = commCheck(comm, fn, &err);
+    if (c != nullptr && c->inter) {  // collectives on intercommunicators are not provided
+      err = raise(comm, MPI_ERR_COMM, fn);
+      c = nullptr;
+    }
   }
   bool ok() const { return c != nullptr && err == MPI_SUCCESS; }
   rrt_request_t* reqOut() { return &rr; }

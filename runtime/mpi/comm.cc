@@ -1,6 +1,8 @@
 // Communicators: MPI handles over rrt communicators, plus what MPI attaches to them (error
-// handler, name, attributes, topology, info hints). Creation is always an rrt call (dup, split);
-// MPI_Comm_create and MPI_Comm_split_type are expressed as splits.
+// handler, name, attributes, topology, info hints). Creation is always an rrt call (dup, split,
+// create_group, create_inter); MPI_Comm_create and MPI_Comm_split_type are expressed as splits.
+// An intercommunicator is two rrt communicators: rrt's intercommunicator for point-to-point
+// and an intracommunicator over both groups (union) for merge and dup.
 #include <algorithm>
 #include <cstring>
 
@@ -44,6 +46,98 @@ const std::vector<int>& commWorldRanks(Comm& c) {
   }
   return c.worldRanks;
 }
+
+namespace {
+
+// A new intercommunicator over union (an rrt intracommunicator of both groups, local group
+// first when localFirst), local and remote given as world ranks.
+int interWrap(rrt_comm_t unionRc, bool localFirst, std::vector<int> local,
+              std::vector<int> remote, const Comm& parent, MPI_Comm errComm, MPI_Comm* out,
+              const char* fn) {
+  const int nl = static_cast<int>(local.size()), nr = static_cast<int>(remote.size());
+  std::vector<int> lr(static_cast<size_t>(nl)), rr(static_cast<size_t>(nr));
+  for (int i = 0; i < nl; ++i) lr[i] = localFirst ? i : nr + i;
+  for (int i = 0; i < nr; ++i) rr[i] = localFirst ? nl + i : i;
+  rrt_comm_t rc;
+  if (int e = check(errComm, rrt_comm_create_inter(unionRc, nl, lr.data(), nr, rr.data(), &rc), fn)) {
+    rrt_comm_free(&unionRc);
+    return e;
+  }
+  Comm c;
+  c.rc = rc;
+  c.inter = true;
+  c.localFirst = localFirst;
+  c.unionRc = unionRc;
+  rrt_comm_rank(rc, &c.rank);
+  c.size = nl;
+  c.worldRanks = std::move(local);
+  c.remoteWorldRanks = std::move(remote);
+  c.errh = parent.errh;
+  errhandlerRetain(c.errh);
+  *out = kKindComm | comms().add(std::move(c));
+  return MPI_SUCCESS;
+}
+
+int interDup(MPI_Comm comm, const Comm& c, MPI_Comm* out) {
+  rrt_comm_t u;
+  if (int e = check(comm, rrt_comm_dup(c.unionRc, &u), "MPI_Comm_dup")) return e;
+  return interWrap(u, c.localFirst, c.worldRanks, c.remoteWorldRanks, c, comm, out, "MPI_Comm_dup");
+}
+
+// MPI_Comm_split on an intercommunicator (MPI_Comm_create too, as a split): the new local group
+// is the local processes of my color, the remote group the remote processes of that color, each
+// ordered by key, then old rank; a color without members on both sides gives MPI_COMM_NULL.
+int interSplit(MPI_Comm comm, int color, int key, MPI_Comm* out, const char* fn) {
+  Comm* c = commGet(comm);
+  int n = 0, me = 0;
+  rrt_comm_size(c->unionRc, &n);
+  rrt_comm_rank(c->unionRc, &me);
+  std::vector<int> all(2 * static_cast<size_t>(n));
+  int mine[2] = {color, key};
+  if (int e = check(comm, rrt_allgather(mine, 2, RRT_INT32, all.data(), 2, RRT_INT32, c->unionRc), fn))
+    return e;
+  // union ranks of each group of the old intercommunicator, in old rank order
+  const int nFirst = c->localFirst ? c->size : n - c->size;
+  auto members = [&](bool firstGroup) {
+    std::vector<int> m;
+    for (int u = firstGroup ? 0 : nFirst; u < (firstGroup ? nFirst : n); ++u)
+      if (color != MPI_UNDEFINED && all[2 * u] == color) m.push_back(u);
+    std::stable_sort(m.begin(), m.end(), [&](int a, int b) { return all[2 * a + 1] < all[2 * b + 1]; });
+    return m;
+  };
+  std::vector<int> first = members(true), second = members(false);
+  const bool both = !first.empty() && !second.empty();
+  // the new union: first group's members then the second's; my key is my place in it
+  int newColor = both ? color : MPI_UNDEFINED, newKey = 0;
+  std::vector<int> order = first;
+  order.insert(order.end(), second.begin(), second.end());
+  if (both) newKey = static_cast<int>(std::find(order.begin(), order.end(), me) - order.begin());
+  rrt_comm_t u;
+  if (int e = check(comm, rrt_comm_split(c->unionRc, newColor == MPI_UNDEFINED ? RRT_UNDEFINED : newColor,
+                                         newKey, &u),
+                    fn))
+    return e;
+  if (!both) {
+    *out = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  std::vector<int> wl, wr;  // world ranks of the new local and remote groups
+  const std::vector<int>& oldLocal = c->worldRanks;
+  const std::vector<int>& oldRemote = c->remoteWorldRanks;
+  auto world = [&](int u2) {
+    const bool inFirst = u2 < nFirst;
+    const int idx = inFirst ? u2 : u2 - nFirst;
+    const bool isLocal = inFirst == c->localFirst;
+    return isLocal ? oldLocal[static_cast<size_t>(idx)] : oldRemote[static_cast<size_t>(idx)];
+  };
+  const std::vector<int>& myGroup = c->localFirst ? first : second;
+  const std::vector<int>& otherGroup = c->localFirst ? second : first;
+  for (int x : myGroup) wl.push_back(world(x));
+  for (int x : otherGroup) wr.push_back(world(x));
+  return interWrap(u, c->localFirst, std::move(wl), std::move(wr), *c, comm, out, fn);
+}
+
+}  // namespace
 
 // Called by MPI_Init: MPI_COMM_WORLD and MPI_COMM_SELF are slots 0 and 1.
 void commsInit() {
@@ -91,14 +185,29 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
-  rrt_comm_t rc;
-  if (int e = check(comm, rrt_comm_dup(c->rc, &rc), __func__)) return e;
-  commWrap(rc, *c, newcomm);
+  if (c->inter) {
+    if (int e = interDup(comm, *c, newcomm)) return e;
+  } else {
+    rrt_comm_t rc;
+    if (int e = check(comm, rrt_comm_dup(c->rc, &rc), __func__)) return e;
+    commWrap(rc, *c, newcomm);
+  }
   Comm* n = commGet(*newcomm);
   c = commGet(comm);  // the table may not move entries, but be plain about it
   n->topo = c->topo;  // MPI_Comm_dup keeps the topology and the info hints
   n->hints = c->hints;
-  if (int e = attrCopyAll(comm, *c, *n)) return raise(comm, e, __func__);
+  if (int e = attrCopyAll(comm, *c, *n)) {
+    // a failed copy callback fails the dup: the new communicator goes away (MPI 3.1 6.7.2)
+    MPI_Comm fresh = *newcomm;
+    attrDeleteAll(fresh, *n);
+    rrt_comm_t rc = n->rc, urc = n->unionRc;
+    rrt_comm_free(&rc);
+    if (urc != RRT_COMM_NULL) rrt_comm_free(&urc);
+    errhandlerRelease(n->errh);
+    comms().remove(handleIndex(fresh, kKindComm));
+    *newcomm = MPI_COMM_NULL;
+    return raise(comm, e, __func__);
+  }
   return MPI_SUCCESS;
 }
 
@@ -114,6 +223,7 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
   if (color < 0 && color != MPI_UNDEFINED) return raise(comm, MPI_ERR_ARG, __func__);
+  if (c->inter) return interSplit(comm, color, key, newcomm, __func__);
   rrt_comm_t rc;
   if (int e = check(comm, rrt_comm_split(c->rc, color, key, &rc), __func__)) return e;
   return commWrap(rc, *commGet(comm), newcomm);
@@ -153,6 +263,15 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   const std::vector<int>* g = groupGet(group);
   if (g == nullptr) return raise(comm, MPI_ERR_GROUP, __func__);
   const std::vector<int>& mine = commWorldRanks(*c);
+  if (c->inter) {  // group is a subgroup of the local group; each side gives its own
+    int me = mine[static_cast<size_t>(c->rank)], key = -1;
+    for (size_t i = 0; i < g->size(); ++i) {
+      if (std::find(mine.begin(), mine.end(), (*g)[i]) == mine.end())
+        return raise(comm, MPI_ERR_GROUP, __func__);
+      if ((*g)[i] == me) key = static_cast<int>(i);
+    }
+    return interSplit(comm, key < 0 ? MPI_UNDEFINED : 0, key, newcomm, __func__);
+  }
   for (int w : *g)
     if (std::find(mine.begin(), mine.end(), w) == mine.end())
       return raise(comm, MPI_ERR_GROUP, __func__);
@@ -168,14 +287,138 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   return commWrap(rc, *commGet(comm), newcomm);
 }
 
+// Collective over the members of group only; tag keeps concurrent calls apart. Processes
+// outside group get MPI_COMM_NULL (as MPI_Comm_create gives them).
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  if (c->inter) return raise(comm, MPI_ERR_COMM, __func__);
+  const std::vector<int>* g = groupGet(group);
+  if (g == nullptr) return raise(comm, MPI_ERR_GROUP, __func__);
+  if (tag < 0) return raise(comm, MPI_ERR_TAG, __func__);
+  const std::vector<int>& mine = commWorldRanks(*c);
+  std::vector<int> ranks;  // group members as ranks of comm
+  for (int w : *g) {
+    auto it = std::find(mine.begin(), mine.end(), w);
+    if (it == mine.end()) return raise(comm, MPI_ERR_GROUP, __func__);
+    ranks.push_back(static_cast<int>(it - mine.begin()));
+  }
+  if (std::find(ranks.begin(), ranks.end(), c->rank) == ranks.end()) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  rrt_comm_t rc;
+  if (int e = check(comm, rrt_comm_create_group(c->rc, static_cast<int>(ranks.size()), ranks.data(),
+                                                tag, &rc),
+                    __func__))
+    return e;
+  return commWrap(rc, *commGet(comm), newcomm);
+}
+
+// The leaders exchange their groups (world ranks) over peer_comm with tag, each broadcasts the
+// other group in its local_comm; then both groups form the union over MPI_COMM_WORLD (every
+// rrt process is in it) with the group of the lower first world rank first.
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm* newintercomm) {
+  int err;
+  Comm* c = commCheck(local_comm, __func__, &err);
+  if (!c) return err;
+  if (c->inter) return raise(local_comm, MPI_ERR_COMM, __func__);
+  if (local_leader < 0 || local_leader >= c->size) return raise(local_comm, MPI_ERR_RANK, __func__);
+  if (tag < 0) return raise(local_comm, MPI_ERR_TAG, __func__);
+  if (newintercomm == nullptr) return raise(local_comm, MPI_ERR_ARG, __func__);
+  std::vector<int> local = commWorldRanks(*c), remote;
+  int nRemote = 0;
+  if (c->rank == local_leader) {
+    Comm* p = commCheck(peer_comm, __func__, &err);
+    if (!p) return err;
+    if (p->inter) return raise(local_comm, MPI_ERR_COMM, __func__);
+    int nLocal = c->size;
+    if (int e = check(local_comm, rrt_sendrecv(&nLocal, 1, RRT_INT32, remote_leader, tag, &nRemote, 1,
+                                               RRT_INT32, remote_leader, tag, p->rc, nullptr),
+                      __func__))
+      return e;
+    if (nRemote <= 0) return raise(local_comm, MPI_ERR_INTERN, __func__);
+    remote.resize(static_cast<size_t>(nRemote));
+    if (int e = check(local_comm,
+                      rrt_sendrecv(local.data(), local.size(), RRT_INT32, remote_leader, tag,
+                                   remote.data(), remote.size(), RRT_INT32, remote_leader, tag,
+                                   p->rc, nullptr),
+                      __func__))
+      return e;
+  }
+  if (int e = check(local_comm, rrt_bcast(&nRemote, 1, RRT_INT32, local_leader, c->rc), __func__))
+    return e;
+  remote.resize(static_cast<size_t>(nRemote));
+  if (int e = check(local_comm, rrt_bcast(remote.data(), remote.size(), RRT_INT32, local_leader, c->rc),
+                    __func__))
+    return e;
+  for (int w : remote)
+    if (std::find(local.begin(), local.end(), w) != local.end())
+      return raise(local_comm, MPI_ERR_ARG, __func__);  // the groups must be disjoint
+  const bool localFirst = local[0] < remote[0];
+  std::vector<int> all = localFirst ? local : remote;
+  const std::vector<int>& second = localFirst ? remote : local;
+  all.insert(all.end(), second.begin(), second.end());
+  rrt_comm_t u;
+  if (int e = check(local_comm, rrt_comm_create_group(RRT_COMM_WORLD, static_cast<int>(all.size()),
+                                                      all.data(), tag, &u),
+                    __func__))
+    return e;
+  return interWrap(u, localFirst, std::move(local), std::move(remote), *commGet(local_comm),
+                   local_comm, newintercomm, __func__);
+}
+
+// The group with high = false comes first; with equal values, the union's order.
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+  int err;
+  Comm* c = commCheck(intercomm, __func__, &err);
+  if (!c) return err;
+  if (!c->inter) return raise(intercomm, MPI_ERR_COMM, __func__);
+  int n = 0, me = 0;
+  rrt_comm_size(c->unionRc, &n);
+  rrt_comm_rank(c->unionRc, &me);
+  std::vector<int> highs(static_cast<size_t>(n));
+  int mine = high ? 1 : 0;
+  if (int e = check(intercomm, rrt_allgather(&mine, 1, RRT_INT32, highs.data(), 1, RRT_INT32, c->unionRc),
+                    __func__))
+    return e;
+  // the first rank of the other group in the union
+  const int other = c->localFirst ? c->size : 0;
+  const int key = (mine > highs[static_cast<size_t>(other)] ? n : 0) + me;
+  rrt_comm_t rc;
+  if (int e = check(intercomm, rrt_comm_split(c->unionRc, 0, key, &rc), __func__)) return e;
+  return commWrap(rc, *commGet(intercomm), newintracomm);
+}
+
+int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  if (!c->inter) return raise(comm, MPI_ERR_COMM, __func__);
+  *size = static_cast<int>(c->remoteWorldRanks.size());
+  return MPI_SUCCESS;
+}
+
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  if (!c->inter) return raise(comm, MPI_ERR_COMM, __func__);
+  return groupMake(c->remoteWorldRanks, group);
+}
+
 int MPI_Comm_free(MPI_Comm* comm) {
   int err;
   Comm* c = commCheck(comm ? *comm : MPI_COMM_NULL, __func__, &err);
   if (!c) return err;
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) return raise(*comm, MPI_ERR_COMM, __func__);
   if (int e = attrDeleteAll(*comm, *c)) return raise(*comm, e, __func__);
-  rrt_comm_t rc = c->rc;
+  rrt_comm_t rc = c->rc, urc = c->unionRc;
   if (int e = check(*comm, rrt_comm_free(&rc), __func__)) return e;
+  if (urc != RRT_COMM_NULL)
+    if (int e = check(*comm, rrt_comm_free(&urc), __func__)) return e;
   errhandlerRelease(c->errh);
   comms().remove(handleIndex(*comm, kKindComm));
   *comm = MPI_COMM_NULL;
@@ -193,6 +436,9 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
     return MPI_SUCCESS;
   }
   std::vector<int> ga = commWorldRanks(*a), gb = commWorldRanks(*b);
+  if (a->inter || b->inter) {  // both groups must match (MPI 3.1 section 6.6.2)
+    if (a->inter != b->inter || a->remoteWorldRanks != b->remoteWorldRanks) ga.clear();
+  }
   if (ga == gb) {
     *result = MPI_CONGRUENT;
     return MPI_SUCCESS;
@@ -205,8 +451,9 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
 
 int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   int err;
-  if (!commCheck(comm, __func__, &err)) return err;
-  *flag = 0;  // rrt has intracommunicators only
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  *flag = c->inter ? 1 : 0;
   return MPI_SUCCESS;
 }
 

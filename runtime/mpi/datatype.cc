@@ -81,12 +81,44 @@ int makeDerived(const std::vector<Piece>& pieces, bool structAlign, MPI_Datatype
   return MPI_SUCCESS;
 }
 
+// Records the constructor of a new type for MPI_Type_get_envelope (rc: the constructor's result).
+int envelope(int rc, const MPI_Datatype* handle, int combiner, int nInts, int nAddrs, int nTypes) {
+  if (rc != MPI_SUCCESS) return rc;
+  Type* t = typeGet(*handle);
+  t->combiner = combiner;
+  t->nInts = nInts;
+  t->nAddrs = nAddrs;
+  t->nTypes = nTypes;
+  return MPI_SUCCESS;
+}
+
 int typeErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_TYPE, fn); }
 int argErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_ARG, fn); }
 
 }  // namespace
 
+// A type freed while persistent requests hold it stays valid for them (and, erroneously used,
+// for the program) until the last one lets go.
 Type* typeGet(MPI_Datatype handle) { return types().get(handleIndex(handle, kKindType)); }
+
+namespace {
+void typeDestroy(MPI_Datatype handle, Type* t) {
+  if (t->opType != RRT_DATATYPE_NULL) {
+    opTypes().erase(t->opType);
+    rrt_type_free(&t->opType);
+  }
+  types().remove(handleIndex(handle, kKindType));
+}
+}  // namespace
+
+void typeRetain(MPI_Datatype handle) {
+  if (Type* t = types().get(handleIndex(handle, kKindType))) ++t->refs;
+}
+
+void typeRelease(MPI_Datatype handle) {
+  Type* t = types().get(handleIndex(handle, kKindType));
+  if (t && --t->refs == 0 && t->freed) typeDestroy(handle, t);
+}
 
 // Sizes of the (value, index) pairs come from rrt, which lays them out as the C structs
 // (padding included): MPI_Type_size(MPI_DOUBLE_INT) is 16 here, where Open MPI says 12.
@@ -175,7 +207,8 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint*
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
-  return makeDerived({Piece{0, static_cast<size_t>(count), t}}, false, newtype);
+  return envelope(makeDerived({Piece{0, static_cast<size_t>(count), t}}, false, newtype), newtype,
+                  MPI_COMBINER_CONTIGUOUS, 1, 0, 1);
 }
 
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
@@ -184,14 +217,16 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
   if (count < 0 || blocklength < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<Piece> p;
   for (int i = 0; i < count; ++i) p.push_back(Piece{i * stride, static_cast<size_t>(blocklength), t});
-  return makeDerived(p, false, newtype);
+  return envelope(makeDerived(p, false, newtype), newtype, MPI_COMBINER_HVECTOR, 2, 1, 1);
 }
 
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
-  return MPI_Type_create_hvector(count, blocklength, static_cast<MPI_Aint>(stride) * t->extent,
-                                 oldtype, newtype);
+  return envelope(MPI_Type_create_hvector(count, blocklength,
+                                          static_cast<MPI_Aint>(stride) * t->extent, oldtype,
+                                          newtype),
+                  newtype, MPI_COMBINER_VECTOR, 3, 0, 1);
 }
 
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
@@ -204,7 +239,8 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
     if (array_of_blocklengths[i] < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
     p.push_back(Piece{array_of_displacements[i], static_cast<size_t>(array_of_blocklengths[i]), t});
   }
-  return makeDerived(p, false, newtype);
+  return envelope(makeDerived(p, false, newtype), newtype, MPI_COMBINER_HINDEXED, count + 1,
+                  count, 1);
 }
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[],
@@ -214,7 +250,9 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[],
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<MPI_Aint> d(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) d[i] = static_cast<MPI_Aint>(array_of_displacements[i]) * t->extent;
-  return MPI_Type_create_hindexed(count, array_of_blocklengths, d.data(), oldtype, newtype);
+  return envelope(
+      MPI_Type_create_hindexed(count, array_of_blocklengths, d.data(), oldtype, newtype),
+      newtype, MPI_COMBINER_INDEXED, 2 * count + 1, 0, 1);
 }
 
 int MPI_Type_create_hindexed_block(int count, int blocklength,
@@ -222,14 +260,17 @@ int MPI_Type_create_hindexed_block(int count, int blocklength,
                                    MPI_Datatype* newtype) {
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<int> b(static_cast<size_t>(count), blocklength);
-  return MPI_Type_create_hindexed(count, b.data(), array_of_displacements, oldtype, newtype);
+  return envelope(MPI_Type_create_hindexed(count, b.data(), array_of_displacements, oldtype,
+                                           newtype),
+                  newtype, MPI_COMBINER_HINDEXED_BLOCK, 2, count, 1);
 }
 
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<int> b(static_cast<size_t>(count), blocklength);
-  return MPI_Type_indexed(count, b.data(), array_of_displacements, oldtype, newtype);
+  return envelope(MPI_Type_indexed(count, b.data(), array_of_displacements, oldtype, newtype),
+                  newtype, MPI_COMBINER_INDEXED_BLOCK, count + 2, 0, 1);
 }
 
 int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
@@ -242,7 +283,8 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
     if (array_of_blocklengths[i] < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
     p.push_back(Piece{array_of_displacements[i], static_cast<size_t>(array_of_blocklengths[i]), t});
   }
-  return makeDerived(p, true, newtype);
+  return envelope(makeDerived(p, true, newtype), newtype, MPI_COMBINER_STRUCT, count + 1, count,
+                  count);
 }
 
 // An ndims-dimensional block of a larger array: rows of subsizes[last] elements, the whole
@@ -284,7 +326,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
   nt.lb = 0;
   nt.extent = stride[0] * sizes[0] * t->extent;
   *newtype = kKindType | types().add(std::move(nt));
-  return MPI_SUCCESS;
+  return envelope(MPI_SUCCESS, newtype, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, 0, 1);
 }
 
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
@@ -295,7 +337,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   nt.lb = lb;
   nt.extent = extent;
   *newtype = kKindType | types().add(std::move(nt));
-  return MPI_SUCCESS;
+  return envelope(MPI_SUCCESS, newtype, MPI_COMBINER_RESIZED, 0, 2, 1);
 }
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
@@ -306,7 +348,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   nt.opType = RRT_DATATYPE_NULL;
   nt.name.clear();
   *newtype = kKindType | types().add(std::move(nt));
-  return MPI_SUCCESS;
+  return envelope(MPI_SUCCESS, newtype, MPI_COMBINER_DUP, 0, 0, 1);
 }
 
 // Committing a predefined type is allowed and does nothing (as in Open MPI and MPICH).
@@ -320,13 +362,21 @@ int MPI_Type_commit(MPI_Datatype* datatype) {
 int MPI_Type_free(MPI_Datatype* datatype) {
   if (datatype == nullptr) return argErr(__func__);
   GET_TYPE(t, *datatype);
-  if (t->predefined) return typeErr(__func__);
-  if (t->opType != RRT_DATATYPE_NULL) {
-    opTypes().erase(t->opType);
-    rrt_type_free(&t->opType);
-  }
-  types().remove(handleIndex(*datatype, kKindType));
+  if (t->predefined || t->freed) return typeErr(__func__);
+  t->freed = true;
+  if (t->refs == 0) typeDestroy(*datatype, t);
   *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}
+
+int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                          int* num_datatypes, int* combiner) {
+  GET_TYPE(t, datatype);
+  if (!num_integers || !num_addresses || !num_datatypes || !combiner) return argErr(__func__);
+  *num_integers = t->nInts;
+  *num_addresses = t->nAddrs;
+  *num_datatypes = t->nTypes;
+  *combiner = t->combiner;
   return MPI_SUCCESS;
 }
 

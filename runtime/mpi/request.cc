@@ -428,6 +428,7 @@ int MPI_Request_free(MPI_Request* request) {
       requestDetach(r->rr, std::move(r->stage), 0);  // staging must outlive the operation
     }
   }
+  if (r->kind != ReqKind::Plain) typeRelease(r->type);
   requests().remove(handleIndex(*request, kKindRequest));
   *request = MPI_REQUEST_NULL;
   return MPI_SUCCESS;
@@ -474,6 +475,7 @@ static int persistent(const void* buf, int count, MPI_Datatype type, int peer, i
   r.peer = peer;
   r.tag = tag;
   r.mode = mode;
+  typeRetain(type);
   *request = kKindRequest | requests().add(std::move(r));
   return MPI_SUCCESS;
 }

@@ -83,9 +83,10 @@ void errhandlerRelease(MPI_Errhandler e);
 
 // ---- topologies ----------------------------------------------------------------------------
 struct Topo {
-  int kind = MPI_UNDEFINED;        // MPI_CART, MPI_DIST_GRAPH or MPI_UNDEFINED
+  int kind = MPI_UNDEFINED;        // MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH or MPI_UNDEFINED
   std::vector<int> dims, periods;  // cartesian
   std::vector<int> sources, sourceWeights, dests, destWeights;  // distributed graph
+  std::vector<int> index, edges;  // graph (MPI_Graph_create's arrays)
   bool weighted = false;
 };
 
@@ -95,9 +96,15 @@ struct Comm {
   int rank = 0, size = 0;
   MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;
   std::string name;
-  std::vector<int> worldRanks;     // filled on first use (groups, compare)
+  std::vector<int> worldRanks;     // filled on first use (groups, compare); local group's
+  // Intercommunicators: rc is rrt's intercommunicator (point-to-point to the remote group);
+  // unionRc an intracommunicator over both groups, local group first when localFirst (merge, dup).
+  bool inter = false, localFirst = true;
+  rrt_comm_t unionRc = RRT_COMM_NULL;
+  std::vector<int> remoteWorldRanks;
   Topo topo;
   std::map<int, void*> attrs;      // user keyval -> value
+  std::vector<int> attrOrder;      // the keyvals of attrs in the order they were set
   std::map<std::string, std::string> hints;  // MPI_Comm_set_info
 };
 Comm* commGet(MPI_Comm handle);
@@ -143,8 +150,16 @@ struct Type {
   std::vector<Block> blocks;
   rrt_datatype_t opType = RRT_DATATYPE_NULL;  // user-op reductions: extent bytes (lazily made)
   std::string name;
+  // MPI_Type_get_envelope: the constructor and its argument counts.
+  int combiner = MPI_COMBINER_NAMED, nInts = 0, nAddrs = 0, nTypes = 0;
+  // Persistent requests keep the type they were made with: MPI_Type_free only marks it then,
+  // and the last typeRelease frees it (MPI 3.1 section 4.1.9).
+  int refs = 0;
+  bool freed = false;
 };
 Type* typeGet(MPI_Datatype handle);
+void typeRetain(MPI_Datatype handle);
+void typeRelease(MPI_Datatype handle);
 // An element's data lies in one byte range of size bytes at displacement blocks[0].disp,
 // and count elements lie back to back.
 inline bool typeDense(const Type& t) {

@@ -51,10 +51,13 @@ void typeBuild(const std::vector<Piece>& pieces, bool structAlign, Type* out) {
     out->size += t.size * p.blen;
     out->nBasic += t.nBasic * p.blen;
     out->align = std::max(out->align, t.align);
-    long plb = p.disp + t.lb;
-    long pub = p.disp + t.lb + static_cast<long>(p.blen) * t.extent;
-    long ptlb = p.disp + t.trueLb;
-    long ptub = p.disp + static_cast<long>(p.blen - 1) * t.extent + t.trueUb;
+    // The blen copies sit at p.disp + j * extent; a negative extent (MPI_Type_create_resized)
+    // puts the last copy lowest.
+    const long span = static_cast<long>(p.blen - 1) * t.extent;
+    long plb = p.disp + t.lb + std::min(0L, span);
+    long pub = p.disp + t.lb + t.extent + std::max(0L, span);
+    long ptlb = p.disp + t.trueLb + std::min(0L, span);
+    long ptub = p.disp + t.trueUb + std::max(0L, span);
     if (!any) {
       lb = plb, ub = pub, tlb = ptlb, tub = ptub;
       any = true;

@@ -3,7 +3,8 @@
 // (ordered by key, then parent rank), picks the context id (the largest next-free id of all
 // members, so it is unused in each of them) and sends each member its group. The exchange runs
 // on the parent's collective context with a negative tag, which no user receive and no
-// collective can match.
+// collective can match. Creation over a subset of the parent (create_group) and of
+// intercommunicators agrees on the context id the same way among the members only.
 #include "runtime/proto/comm.h"
 
 #include <algorithm>
@@ -17,6 +18,9 @@ namespace rrt::proto {
 namespace {
 
 constexpr int kSplitTag = -2;
+constexpr int kInterTag = -3;
+// create_group: negative tags below the fixed ones, one per user tag.
+int groupTag(int tag) { return -16 - (tag & 0x3fffffff); }
 
 std::vector<Comm*>& table() {
   static std::vector<Comm*> t;
@@ -168,5 +172,90 @@ Status commSplit(Comm& parent, int color, int key, Comm** out) {
 }
 
 Status commDup(Comm& parent, Comm** out) { return commSplit(parent, 0, parent.rank, out); }
+
+namespace {
+
+// The context id for a communicator of members (parent ranks, the caller among them): members[0]
+// gathers every member's next free id and sends back the largest.
+Status agreeCtx(Comm& parent, const std::vector<int>& members, int tag, uint32_t* ctx) {
+  const uint32_t cctx = parent.collCtx();
+  uint32_t mine = gNextCtx;
+  core::Request* q;
+  if (members[0] == parent.rank) {
+    const size_t n = members.size();
+    std::vector<uint32_t> all(n, mine);
+    std::vector<core::Request*> reqs;
+    Status bad = Status::Ok;
+    for (size_t i = 1; i < n && bad == Status::Ok; ++i) {
+      bad = irecv(parent, cctx, &all[i], sizeof(uint32_t), members[i], tag, &q);
+      if (bad == Status::Ok) reqs.push_back(q);
+    }
+    for (core::Request* r : reqs) {
+      Status s = waitRelease(r, nullptr);
+      if (s != Status::Ok) bad = s;
+    }
+    RRT_TRY(bad);
+    mine = *std::max_element(all.begin(), all.end());
+    reqs.clear();
+    for (size_t i = 1; i < n && bad == Status::Ok; ++i) {
+      bad = isend(parent, cctx, &mine, sizeof mine, members[i], tag, 0, &q);
+      if (bad == Status::Ok) reqs.push_back(q);
+    }
+    for (core::Request* r : reqs) {
+      Status s = waitRelease(r, nullptr);
+      if (s != Status::Ok) bad = s;
+    }
+    RRT_TRY(bad);
+  } else {
+    RRT_TRY(isend(parent, cctx, &mine, sizeof mine, members[0], tag, 0, &q));
+    RRT_TRY(waitRelease(q, nullptr));
+    RRT_TRY(irecv(parent, cctx, &mine, sizeof mine, members[0], tag, &q));
+    rrt_status_t st;
+    RRT_TRY(waitRelease(q, &st));
+    if (st.bytes != sizeof mine) return Status::ErrInternal;
+  }
+  *ctx = mine;
+  gNextCtx = mine + 2;
+  return Status::Ok;
+}
+
+Comm* makeComm(const Comm& parent, uint32_t ctx, int rank, const std::vector<int>& peers) {
+  Comm* c = new Comm;
+  c->ctx = ctx;
+  c->rank = rank;
+  c->size = static_cast<int>(peers.size());
+  c->worldRanks.reserve(peers.size());
+  for (int p : peers) c->worldRanks.push_back(parent.worldRank(p));
+  c->errhandler = parent.errhandler;
+  addToTable(c);
+  return c;
+}
+
+}  // namespace
+
+Status commCreateGroup(Comm& parent, const std::vector<int>& ranks, int tag, Comm** out) {
+  *out = nullptr;
+  auto me = std::find(ranks.begin(), ranks.end(), parent.rank);
+  if (me == ranks.end()) return Status::ErrArg;
+  uint32_t ctx;
+  RRT_TRY(agreeCtx(parent, ranks, groupTag(tag), &ctx));
+  *out = makeComm(parent, ctx, static_cast<int>(me - ranks.begin()), ranks);
+  return Status::Ok;
+}
+
+Status commCreateInter(Comm& parent, const std::vector<int>& local, const std::vector<int>& remote,
+                       Comm** out) {
+  *out = nullptr;
+  auto me = std::find(local.begin(), local.end(), parent.rank);
+  if (me == local.end() || local.size() + remote.size() != static_cast<size_t>(parent.size))
+    return Status::ErrArg;
+  std::vector<int> all(static_cast<size_t>(parent.size));
+  for (int r = 0; r < parent.size; ++r) all[static_cast<size_t>(r)] = r;
+  uint32_t ctx;
+  RRT_TRY(agreeCtx(parent, all, kInterTag, &ctx));
+  *out = makeComm(parent, ctx, static_cast<int>(me - local.begin()), remote);
+  (*out)->inter = true;
+  return Status::Ok;
+}
 
 }  // namespace rrt::proto

@@ -25,6 +25,9 @@ struct Comm {
   uint32_t collSeq = 0;             // collectives started: the tag of the next one
   void* collState = nullptr;        // owned by runtime/coll (scratch buffers, topology)
   void (*collStateFree)(void*) = nullptr;
+  // Intercommunicator: rank is the rank in the local group, size and worldRanks describe the
+  // remote group (the ranks point-to-point addresses); both groups share ctx. No collectives.
+  bool inter = false;
 
   Comm() = default;
   Comm(const Comm&) = delete;
@@ -51,6 +54,13 @@ void commFinalizeAll();
 // Collective over parent: the new communicator (nullptr for color RRT_UNDEFINED).
 Status commSplit(Comm& parent, int color, int key, Comm** out);
 Status commDup(Comm& parent, Comm** out);
+// Collective over the listed ranks of parent only (ranks[i] becomes rank i; the caller is one of
+// them); tag keeps concurrent creations over overlapping ranks apart.
+Status commCreateGroup(Comm& parent, const std::vector<int>& ranks, int tag, Comm** out);
+// Collective over all of parent, whose ranks form two disjoint groups: each member passes its own
+// group (local, containing itself) and the other one (remote), as parent ranks in group order.
+Status commCreateInter(Comm& parent, const std::vector<int>& local, const std::vector<int>& remote,
+                       Comm** out);
 Status commFree(rrt_comm_t handle);
 
 }  // namespace rrt::proto

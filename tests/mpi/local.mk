@@ -40,3 +40,11 @@ EXTRA_DIST += tests/mpi/testlist tests/mpi/mpi_rrt.sh tests/mpi/mpi_openmpi.sh \
 	tests/mpi/mpi_wrappers.sh
 CLEANFILES += tests/mpi/out/*.rrt tests/mpi/out/*.err tests/mpi/out/*.openmpi \
 	tests/mpi/out/*.diff tests/mpi/out/openmpi/*
+
+# The MPICH test suite (its programs, unmodified) against the MPI layer: several minutes on two
+# cores, so not part of make check. Fetches the source with apt-get source (needs deb-src,
+# dpkg-dev) into a cache; skips when it cannot.
+EXTRA_DIST += tests/mpi/mpich_suite.sh tests/mpi/mpich_testlist
+check-mpich: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) \
+	  $(SHELL) $(abs_top_srcdir)/tests/mpi/mpich_suite.sh

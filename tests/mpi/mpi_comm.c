@@ -167,6 +167,106 @@ int main(int argc, char **argv) {
   MPI_Comm_test_inter(MPI_COMM_WORLD, &inter);
   CHECK(inter == 0);
 
+  /* intercommunicator: evens and odds, leaders world 0 and 1 */
+  if (size > 1) {
+    MPI_Comm local, ic, merged, icdup;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local);
+    MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - rank % 2, 7, &ic);
+    int isinter = 0, lsize, rsize, lrank;
+    MPI_Comm_test_inter(ic, &isinter);
+    MPI_Comm_size(ic, &lsize);
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Comm_rank(ic, &lrank);
+    CHECK(isinter == 1 && lsize == (size + 1 - rank % 2) / 2 && lrank == rank / 2);
+    CHECK(rsize == size - lsize);
+    /* point-to-point: local rank i of the evens and of the odds talk, ranks are remote ones */
+    if (lrank < rsize && lrank < lsize && (rank % 2 == 0 ? lrank < (size / 2) : 1)) {
+      int out = rank, in = -1;
+      MPI_Status st;
+      MPI_Sendrecv(&out, 1, MPI_INT, lrank, 3, &in, 1, MPI_INT, lrank, 3, ic, &st);
+      CHECK(in == (rank % 2 == 0 ? rank + 1 : rank - 1) && st.MPI_SOURCE == lrank);
+    }
+#ifdef RRT_MPI
+    { /* rrt has no collectives on intercommunicators: an error, never a silent success */
+      int bar = 1;
+      MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+      int cerr = MPI_Bcast(&bar, 1, MPI_INT, MPI_PROC_NULL, ic), cls;
+      MPI_Error_class(cerr, &cls);
+      CHECK(cls == MPI_ERR_COMM);
+    }
+#endif
+    MPI_Comm_dup(ic, &icdup);
+    MPI_Comm_compare(ic, icdup, &res);
+    CHECK(res == MPI_CONGRUENT);
+    MPI_Group rg;
+    MPI_Comm_remote_group(icdup, &rg);
+    MPI_Group_size(rg, &gs);
+    CHECK(gs == rsize);
+    MPI_Group_free(&rg);
+    /* merge: odds (high) after evens */
+    MPI_Intercomm_merge(ic, rank % 2, &merged);
+    int mrank, msize;
+    MPI_Comm_rank(merged, &mrank);
+    MPI_Comm_size(merged, &msize);
+    CHECK(msize == size && mrank == (rank % 2 ? (size + 1) / 2 + rank / 2 : rank / 2));
+    MPI_Comm_free(&merged);
+    MPI_Comm_free(&icdup);
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+  }
+
+  /* MPI_Comm_create_group: only the members call it */
+  {
+    MPI_Group wg, top;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int range[1][3] = {{size - 1, 0, -1}}; /* reversed world */
+    MPI_Group_range_incl(wg, 1, range, &top);
+    if (rank >= size / 2) {
+      int keep[1][3] = {{0, size - 1 - size / 2, 1}};
+      MPI_Group part;
+      MPI_Group_range_incl(top, 1, keep, &part);
+      MPI_Comm cg;
+      MPI_Comm_create_group(MPI_COMM_WORLD, part, 5, &cg);
+      int cr = -1;
+      MPI_Comm_rank(cg, &cr);
+      CHECK(cr == size - 1 - rank);
+      MPI_Comm_free(&cg);
+      MPI_Group_free(&part);
+    }
+    MPI_Group_free(&top);
+    MPI_Group_free(&wg);
+  }
+
+  /* datatype envelopes */
+  {
+    MPI_Datatype v, r;
+    int ni, na, nd, comb;
+    MPI_Type_vector(3, 2, 4, MPI_INT, &v);
+    MPI_Type_get_envelope(v, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1);
+    MPI_Type_create_resized(v, 0, 64, &r);
+    MPI_Type_get_envelope(r, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_RESIZED && ni == 0 && na == 2 && nd == 1);
+    MPI_Type_get_envelope(MPI_DOUBLE, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_NAMED);
+    MPI_Type_free(&r);
+    MPI_Type_free(&v);
+  }
+
+#ifdef RRT_MPI
+  /* the most balanced decompositions (MPI 3.1 section 7.5.2; MPICH agrees, Open MPI 4.1 gives
+   * 24x14 for 336) */
+  {
+    int d2[2] = {0, 0}, d4[4] = {0, 0, 0, 0}, d3[3] = {0, 0, 0};
+    MPI_Dims_create(336, 2, d2);
+    MPI_Dims_create(5616, 4, d4);
+    MPI_Dims_create(55440, 3, d3);
+    CHECK(d2[0] == 21 && d2[1] == 16);
+    CHECK(d4[0] == 13 && d4[1] == 9 && d4[2] == 8 && d4[3] == 6);
+    CHECK(d3[0] == 44 && d3[1] == 36 && d3[2] == 35);
+  }
+#endif
+
   MPI_Group_free(&world);
   MPI_Group_free(&hg);
   MPI_Group_free(&g2);

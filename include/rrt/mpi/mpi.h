@@ -4,8 +4,8 @@
  *
  * This is rrt's own MPI subset, not an ABI clone: programs are source-compatible, not
  * binary-compatible with Open MPI or MPICH. What is declared here is implemented; anything
- * absent (one-sided RMA, MPI-IO, dynamic processes, intercommunicators, matched probe,
- * MPI_Comm_create_group, Fortran types, sessions) fails at compile or link time, never at run
+ * absent (one-sided RMA, MPI-IO, dynamic processes, collectives on intercommunicators, matched
+ * probe, MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run
  * time with a silent success.
  *
  * Handles are ints that carry their kind in the high bits, so a handle of the wrong kind is
@@ -153,14 +153,27 @@ extern int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
 #define MPI_THREAD_MULTIPLE 3
 
 /* topologies */
-#define MPI_GRAPH 1 /* never returned: MPI_Graph_create is not provided */
+#define MPI_GRAPH 1
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
 
 /* MPI_Comm_split_type */
 #define MPI_COMM_TYPE_SHARED 1
 
-/* datatype combiners (MPI_Type_get_envelope is not provided; kept for the names) */
+/* datatype combiners (MPI_Type_get_envelope; MPI_Type_get_contents is not provided) */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR 5
+#define MPI_COMBINER_INDEXED 6
+#define MPI_COMBINER_HINDEXED 7
+#define MPI_COMBINER_INDEXED_BLOCK 8
+#define MPI_COMBINER_HINDEXED_BLOCK 9
+#define MPI_COMBINER_STRUCT 10
+#define MPI_COMBINER_SUBARRAY 11
+#define MPI_COMBINER_DARRAY 12 /* never returned: MPI_Type_create_darray is not provided */
+#define MPI_COMBINER_RESIZED 13
 #define MPI_ORDER_C 0
 #define MPI_ORDER_FORTRAN 1
 #define MPI_DISTRIBUTE_BLOCK 0
@@ -277,6 +290,15 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
+/* Intercommunicators carry point-to-point and MPI_Intercomm_merge, dup, free, the group and
+ * attribute calls; collectives, MPI_Comm_split and MPI_Comm_create on them fail with
+ * MPI_ERR_COMM. */
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                         int remote_leader, int tag, MPI_Comm *newintercomm);
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm);
+int MPI_Comm_remote_size(MPI_Comm comm, int *size);
+int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group);
 int MPI_Comm_free(MPI_Comm *comm);
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
@@ -406,6 +428,8 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype);
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
+                          int *num_datatypes, int *combiner);
 int MPI_Type_commit(MPI_Datatype *datatype);
 int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
@@ -507,6 +531,14 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]);
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims);
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm);
+int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank);
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph);
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
 int MPI_Topo_test(MPI_Comm comm, int *status);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
