@@ -2,6 +2,8 @@
 // send.cc / recv.cc.
 #include "runtime/proto/engine.h"
 
+#include "rrt_config.h"  // RRT_HAVE_VERBS
+
 #include <sched.h>
 
 #include <algorithm>
@@ -13,6 +15,9 @@
 #include "runtime/core/progress.h"
 #include "runtime/transport/self/self_transport.h"
 #include "runtime/transport/shm/shm_transport.h"
+#ifdef RRT_HAVE_VERBS
+#include "runtime/transport/verbs/verbs_transport.h"
+#endif
 
 namespace rrt::proto {
 
@@ -31,9 +36,14 @@ struct TransportEntry {
   const char* name;
   transport::TransportPtr (*create)(const transport::Context&, Status*);
   bool needsLocalPeers;  // only worth creating when other ranks share the node
+  bool fenceAfterStart;  // its start() readies resources peers then use at once (verbs QPs):
+                         // every rank fences again after start() when the entry is listed
 };
 const TransportEntry kTransports[] = {
-    {"shm", &transport::shm::create, true},
+    {"shm", &transport::shm::create, true, false},
+#ifdef RRT_HAVE_VERBS
+    {"verbs", &transport::verbs::create, false, true},
+#endif
 };
 
 bool listed(const std::string& list, const char* name) {
@@ -90,6 +100,11 @@ Status Engine::init() {
   }
   RRT_TRY(wireup::fence());
   for (auto& tx : transports_) RRT_TRY(tx->start());
+  // Decided from the configuration alone, so that every rank takes the same number of fences.
+  bool fenceAgain = false;
+  for (const TransportEntry& t : kTransports)
+    fenceAgain |= t.fenceAfterStart && listed(wanted, t.name) && job_.size > 1;
+  if (fenceAgain) RRT_TRY(wireup::fence());
 
   stats_.assign(transports_.size(), TransportStats{});
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));

@@ -105,6 +105,8 @@ class Transport {
 
   virtual const char* name() const = 0;
   virtual const Caps& caps() const = 0;
+  // One line of device details for rrt_info (empty when there is nothing beyond caps()).
+  virtual std::string describe() const { return std::string(); }
 
   // Wire-up (see the lifecycle above).
   virtual Status address(std::vector<uint8_t>* blob) = 0;
