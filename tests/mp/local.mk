@@ -7,7 +7,7 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_sizes tests/mp/p2p_self tests/mp/p2p_anysource tests/mp/p2p_nonblocking \
 	tests/mp/p2p_ssend tests/mp/p2p_order tests/mp/p2p_comm tests/mp/p2p_probe \
 	tests/mp/p2p_cancel tests/mp/p2p_completion tests/mp/p2p_sendrecv tests/mp/p2p_datatype \
-	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal
+	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal tests/mp/p2p_regcache
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
 MP_LINK_FLAGS = $(AM_LDFLAGS) -no-install
@@ -58,6 +58,9 @@ tests_mp_p2p_singleton_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_p2p_anytag_internal_SOURCES = tests/mp/p2p_anytag_internal.c $(MP_COMMON_SRC)
 tests_mp_p2p_anytag_internal_LDADD = $(MP_LIBS)
 tests_mp_p2p_anytag_internal_LDFLAGS = $(MP_LINK_FLAGS)
+tests_mp_p2p_regcache_SOURCES = tests/mp/p2p_regcache.c $(MP_COMMON_SRC)
+tests_mp_p2p_regcache_LDADD = $(MP_LIBS)
+tests_mp_p2p_regcache_LDFLAGS = $(MP_LINK_FLAGS)
 
 # One automake test per list; the lists are the suite.
 MP_LISTS = tests/mp/testlist tests/mp/testlist.protocols tests/mp/testlist.errors \
