@@ -78,6 +78,7 @@ Status Engine::init() {
   ctx.amHandler = &Engine::onAm;
   ctx.peerFailed = &Engine::onPeerFailed;
   ctx.handlerArg = this;
+  ctx.lookup = &wireup::lookup;
 
   Status st;
   transports_.push_back(transport::self::create(ctx, &st));

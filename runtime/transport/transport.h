@@ -97,6 +97,9 @@ struct Context {
   AmHandler amHandler = nullptr;
   PeerFailedHandler peerFailed = nullptr;
   void* handlerArg = nullptr;
+  // Fetches a peer's published address blob (key "rrt.<name>") after the fence, for transports
+  // whose start() must reach every peer (verbs: QPs to RTR). The engine wires it to PMIx.
+  Status (*lookup)(int peer, const std::string& key, std::vector<uint8_t>* out) = nullptr;
 };
 
 class Transport {

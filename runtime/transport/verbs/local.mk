@@ -9,3 +9,14 @@ librrtint_la_SOURCES += \
 	runtime/transport/verbs/verbs_transport.h runtime/transport/verbs/verbs_transport.cc
 librrtint_la_LIBADD += $(VERBS_LIBS)
 endif HAVE_VERBS
+
+# The transport's unit test runs over the software RDMA device (tests/softrdma/verbs_unit.sh).
+if HAVE_VERBS
+check_PROGRAMS += tests/unit/verbs_test
+tests_unit_verbs_test_SOURCES = tests/unit/verbs_transport_test.cc
+tests_unit_verbs_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_verbs_test_LDADD = $(UNIT_LDADD)
+EXTRA_tests_unit_verbs_test_DEPENDENCIES = $(SOFTRDMA_LIB)
+TESTS += tests/softrdma/verbs_unit.sh
+endif HAVE_VERBS
+EXTRA_DIST += tests/softrdma/verbs_unit.sh

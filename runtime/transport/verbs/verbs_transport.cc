@@ -21,7 +21,6 @@
 #include "runtime/transport/verbs/bounce_pool.h"
 #include "runtime/transport/verbs/device.h"
 #include "runtime/transport/verbs/qp.h"
-#include "runtime/wireup/wireup.h"
 
 namespace rrt::transport::verbs {
 namespace {
@@ -340,7 +339,7 @@ Status VerbsTransport::start() {
     if (!p.qp) continue;
     std::vector<uint8_t> blob;
     QpAddress a;
-    Status st = wireup::lookup(w, "rrt.verbs", &blob);
+    Status st = ctx_.lookup ? ctx_.lookup(w, "rrt.verbs", &blob) : Status::ErrWireup;
     if (st == Status::Ok) st = parsePeer(w, blob.data(), blob.size(), &a);
     if (st == Status::Ok) st = connectRcQp(dev_, p.qp, qs_, a, p.psn);
     if (st != Status::Ok) {

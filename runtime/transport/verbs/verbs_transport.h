@@ -9,7 +9,7 @@
 //              RRT_TRANSPORTS may enable shm (auto or listing it), the ranks on this node.
 //              nullptr and ErrUnsupported when there is no device or no peer to serve.
 //   address()  the blob of address.h: LID, GID, MTU, one (QPN, PSN) per world rank.
-//   start()    after the fence: reads every served peer's blob through wireup and moves each QP
+//   start()    after the fence: reads every served peer's blob (ctx.lookup) and moves each QP
 //              to RTR and RTS. The engine fences once more after start() (kTransports'
 //              fenceAfterStart), so no rank sends into a QP that is not yet ready.
 //   connect()  checks the blob against the QP brought up at start.
