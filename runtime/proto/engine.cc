@@ -101,10 +101,15 @@ Status Engine::init() {
   }
   RRT_TRY(wireup::fence());
   for (auto& tx : transports_) RRT_TRY(tx->start());
-  // Decided from the configuration alone, so that every rank takes the same number of fences.
+  // Decided from the configuration and the job's layout alone (the same on every rank), so that
+  // every rank takes the same number of fences: a network transport serves someone when the job
+  // spans nodes, or when shm may not serve the ranks of this node.
+  bool multiNode = false;
+  for (uint32_t n : job_.nodeOf) multiNode |= n != job_.nodeOf[0];
   bool fenceAgain = false;
   for (const TransportEntry& t : kTransports)
-    fenceAgain |= t.fenceAfterStart && listed(wanted, t.name) && job_.size > 1;
+    fenceAgain |= t.fenceAfterStart && listed(wanted, t.name) && job_.size > 1 &&
+                  (multiNode || !listed(wanted, "shm"));
   if (fenceAgain) RRT_TRY(wireup::fence());
 
   stats_.assign(transports_.size(), TransportStats{});
