@@ -50,6 +50,8 @@ void printTransports() {
            tx->name(), flagsOf(c.flags).c_str(), sizeText(c.maxAm).c_str(),
            sizeText(c.minZcopy).c_str(), sizeText(c.maxZcopy).c_str(),
            sizeText(c.eagerDefault).c_str(), c.latencyUs, c.bandwidthMBs);
+    const std::string more = tx->describe();
+    if (!more.empty()) printf("         %s\n", more.c_str());
   }
 }
 

@@ -16,6 +16,8 @@ librrtint_la_SOURCES = \
 	runtime/core/datatype.h runtime/core/datatype.cc \
 	runtime/core/buffer_pool.h runtime/core/buffer_pool.cc \
 	runtime/memory/mem_type.h \
+	runtime/memory/reg_cache.h runtime/memory/reg_cache.cc \
+	runtime/memory/release_hooks.h runtime/memory/release_hooks.cc \
 	runtime/transport/transport.h
 librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl
 
@@ -23,6 +25,7 @@ include runtime/transport/self/local.mk
 include runtime/transport/shm/local.mk
 include runtime/transport/tcp/local.mk
 include runtime/gpu/local.mk
+include runtime/transport/verbs/local.mk
 include runtime/wireup/local.mk
 include runtime/proto/local.mk
 include runtime/coll/local.mk

@@ -2,6 +2,8 @@
 // send.cc / recv.cc.
 #include "runtime/proto/engine.h"
 
+#include "rrt_config.h"  // RRT_HAVE_VERBS
+
 #include <poll.h>
 #include <sched.h>
 
@@ -15,6 +17,9 @@
 #include "runtime/transport/self/self_transport.h"
 #include "runtime/transport/shm/shm_transport.h"
 #include "runtime/transport/tcp/tcp_transport.h"
+#ifdef RRT_HAVE_VERBS
+#include "runtime/transport/verbs/verbs_transport.h"
+#endif
 
 namespace rrt::proto {
 
@@ -34,10 +39,15 @@ struct TransportEntry {
   transport::TransportPtr (*create)(const transport::Context&, Status*);
   bool needsLocalPeers;   // only worth creating when other ranks share the node
   bool needsRemotePeers;  // unless named in RRT_TRANSPORTS: only when some rank is elsewhere
+  bool fenceAfterStart;   // its start() readies resources peers then use at once (verbs QPs):
+                          // every rank fences again after start() when the entry is listed
 };
 const TransportEntry kTransports[] = {
-    {"shm", &transport::shm::create, true, false},
-    {"tcp", &transport::tcp::create, false, true},
+    {"shm", &transport::shm::create, true, false, false},
+    {"tcp", &transport::tcp::create, false, true, false},
+#ifdef RRT_HAVE_VERBS
+    {"verbs", &transport::verbs::create, false, true, true},
+#endif
 };
 
 bool listed(const std::string& list, const char* name) {
@@ -73,6 +83,7 @@ Status Engine::init() {
   ctx.amHandler = &Engine::onAm;
   ctx.peerFailed = &Engine::onPeerFailed;
   ctx.handlerArg = this;
+  ctx.lookup = &wireup::lookup;
 
   bool allOnOneNode = true;
   for (uint32_t n : job_.nodeOf) allOnOneNode &= n == job_.nodeOf[0];
@@ -118,6 +129,17 @@ Status Engine::startTransports() {
   }
   if (!local_) RRT_TRY(wireup::fence());
   for (auto& tx : transports_) RRT_TRY(tx->start());
+  // Decided from the configuration and the job's layout alone (the same on every rank), so that
+  // every rank takes the same number of fences: a network transport serves someone when the job
+  // spans nodes, or when shm may not serve the ranks of this node.
+  bool multiNode = false;
+  for (uint32_t n : job_.nodeOf) multiNode |= n != job_.nodeOf[0];
+  bool fenceAgain = false;
+  const std::string& wanted = config::value(config::Tunable::Transports);
+  for (const TransportEntry& t : kTransports)
+    fenceAgain |= !local_ && t.fenceAfterStart && listed(wanted, t.name) && job_.size > 1 &&
+                  (multiNode || !listed(wanted, "shm"));
+  if (fenceAgain) RRT_TRY(wireup::fence());
 
   stats_.assign(transports_.size(), TransportStats{});
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));

@@ -239,6 +239,18 @@ void Engine::onCts(int src, const uint8_t* data, size_t len) {
     r->rkeyLen = c.rkeyLen;
     memcpy(r->rkey, data + sizeof c, c.rkeyLen);
     r->phase = static_cast<uint8_t>(Phase::PutSend);
+    // The RTS of a Put rendezvous went out unregistered: transports that need registration
+    // (verbs) get the source buffer registered now, before the first put().
+    Peer& pr = peers_[static_cast<size_t>(src)];
+    if (!r->memHandle && (pr.tx->caps().flags & transport::kNeedsReg)) {
+      Status st = pr.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      if (st != Status::Ok) {
+        RRT_WARN("put rendezvous to rank %d: cannot register the send buffer: %s", src,
+                 statusName(st));
+        finishSend(r, st);
+        return;
+      }
+    }
   } else {
     r->phase = static_cast<uint8_t>(Phase::DataSend);
   }

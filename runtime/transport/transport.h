@@ -98,6 +98,9 @@ struct Context {
   AmHandler amHandler = nullptr;
   PeerFailedHandler peerFailed = nullptr;
   void* handlerArg = nullptr;
+  // Fetches a peer's published address blob (key "rrt.<name>") after the fence, for transports
+  // whose start() must reach every peer (verbs: QPs to RTR). The engine wires it to PMIx.
+  Status (*lookup)(int peer, const std::string& key, std::vector<uint8_t>* out) = nullptr;
 };
 
 class Transport {
@@ -106,6 +109,8 @@ class Transport {
 
   virtual const char* name() const = 0;
   virtual const Caps& caps() const = 0;
+  // One line of device details for rrt_info (empty when there is nothing beyond caps()).
+  virtual std::string describe() const { return std::string(); }
 
   // Wire-up (see the lifecycle above).
   virtual Status address(std::vector<uint8_t>* blob) = 0;

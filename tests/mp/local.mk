@@ -8,7 +8,8 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_ssend tests/mp/p2p_order tests/mp/p2p_comm tests/mp/p2p_probe \
 	tests/mp/p2p_cancel tests/mp/p2p_completion tests/mp/p2p_sendrecv tests/mp/p2p_datatype \
 	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal \
-	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit
+	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit \
+	tests/mp/p2p_regcache
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
 MP_LINK_FLAGS = $(AM_LDFLAGS) -no-install
@@ -59,6 +60,9 @@ tests_mp_p2p_singleton_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_p2p_anytag_internal_SOURCES = tests/mp/p2p_anytag_internal.c $(MP_COMMON_SRC)
 tests_mp_p2p_anytag_internal_LDADD = $(MP_LIBS)
 tests_mp_p2p_anytag_internal_LDFLAGS = $(MP_LINK_FLAGS)
+tests_mp_p2p_regcache_SOURCES = tests/mp/p2p_regcache.c $(MP_COMMON_SRC)
+tests_mp_p2p_regcache_LDADD = $(MP_LIBS)
+tests_mp_p2p_regcache_LDFLAGS = $(MP_LINK_FLAGS)
 
 tests_mp_p2p_tcp_guard_SOURCES = tests/mp/p2p_tcp_guard.c $(MP_COMMON_SRC)
 tests_mp_p2p_tcp_guard_LDADD = $(MP_LIBS)

@@ -7,6 +7,7 @@ SOFTRDMA_CXX_FILES = \
 	tests/softrdma/cq.cc \
 	tests/softrdma/die.cc \
 	tests/softrdma/engine.cc \
+	tests/softrdma/pin_check.cc \
 	tests/softrdma/qp_state.cc \
 	tests/softrdma/registry.cc \
 	tests/softrdma/requester.cc \
@@ -23,6 +24,7 @@ SOFTRDMA_H_FILES = \
 	tests/softrdma/die.h \
 	tests/softrdma/engine.h \
 	tests/softrdma/objects.h \
+	tests/softrdma/pin_check.h \
 	tests/softrdma/qp_state.h \
 	tests/softrdma/registry.h \
 	tests/softrdma/requester.h \
@@ -55,7 +57,9 @@ EXTRA_tests_softrdma_softrdma_test_DEPENDENCIES = $(SOFTRDMA_LIB)
 TESTS += \
 	tests/softrdma/softrdma_test.sh \
 	tests/softrdma/rc_pingpong_test.sh \
-	tests/softrdma/verbs_tools_test.sh
+	tests/softrdma/verbs_tools_test.sh \
+	tests/softrdma/verbs_p2p.sh \
+	tests/softrdma/verbs_coll.sh
 
 CLEANFILES += $(SOFTRDMA_LIB) $(SOFTRDMA_OBJECTS)
 
@@ -71,4 +75,8 @@ EXTRA_DIST += $(SOFTRDMA_CXX_FILES) $(SOFTRDMA_H_FILES) \
 	tests/softrdma/softrdma_test.sh \
 	tests/softrdma/rc_pingpong_test.sh \
 	tests/softrdma/verbs_tools_test.sh \
+	tests/softrdma/verbs_p2p.sh \
+	tests/softrdma/verbs_coll.sh \
+	tests/mp/testlist.verbs \
+	tests/coll/testlist.verbs \
 	tests/softrdma/README.md

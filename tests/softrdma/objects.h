@@ -36,6 +36,11 @@ struct Mr {
   int access = 0;
   uint64_t iova = 0;  // remote and local addresses are in this space
   Pd* pd = nullptr;
+  // Pinning model (SOFTRDMA_PIN_CHECK=1): the page frames behind the MR at registration, as
+  // hardware pins them. Empty when the check is off or the frames are unreadable.
+  std::vector<uint64_t> frames;
+  // True when a page of [local, local+len) is no longer the page registered (pin_check.cc).
+  bool pagesChanged(const char* local, uint64_t len) const;
   // Local address of [iova, iova+len) or nullptr if out of bounds.
   char* translate(uint64_t address, uint64_t len) const {
     if (address < iova || len > ibv.length || address - iova > ibv.length - len) return nullptr;

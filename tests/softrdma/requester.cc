@@ -113,7 +113,7 @@ bool translateLocal(Engine& engine, Qp& qp, const SendWqe& w, WireSge* out, uint
     if (!mr || mr->pd != qp.pd) return false;
     if (writesLocal(w.opcode) && !(mr->access & IBV_ACCESS_LOCAL_WRITE)) return false;
     char* local = mr->translate(s.addr, s.length);
-    if (!local) return false;
+    if (!local || mr->pagesChanged(local, s.length)) return false;
     out[(*count)++] = {reinterpret_cast<uintptr_t>(local), s.length};
   }
   return true;

@@ -47,7 +47,9 @@ char* checkRkey(Engine& engine, const Qp& qp, const PacketHeader& h, int access,
   if (!(qp.attr.qp_access_flags & access)) return nullptr;
   Mr* mr = engine.findMr(h.rkey);
   if (!mr || mr->pd != qp.pd || !(mr->access & access)) return nullptr;
-  return mr->translate(h.raddr, length);
+  char* local = mr->translate(h.raddr, length);
+  if (local && mr->pagesChanged(local, length)) return nullptr;
+  return local;
 }
 
 void completeRecv(Engine& engine, Qp& qp, const RecvWqe& r, const PacketHeader& h, ibv_wc_status status,

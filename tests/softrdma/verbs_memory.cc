@@ -8,6 +8,7 @@
 #include "tests/softrdma/device_caps.h"
 #include "tests/softrdma/engine.h"
 #include "tests/softrdma/objects.h"
+#include "tests/softrdma/pin_check.h"
 #include "tests/softrdma/registry.h"
 
 #undef ibv_reg_mr
@@ -47,6 +48,7 @@ ibv_mr* registerMr(ibv_pd* ibvPd, void* addr, size_t length, uint64_t iova, unsi
     return nullptr;
   }
   auto* mr = new Mr();
+  mr->frames = pinFrames(addr, length, (access & IBV_ACCESS_LOCAL_WRITE) != 0);
   mr->pd = reinterpret_cast<Pd*>(ibvPd);
   mr->access = static_cast<int>(access);
   mr->iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;

@@ -9,3 +9,10 @@ tests_unit_core_test_SOURCES = \
 	tests/unit/datatype_test.cc
 tests_unit_core_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_core_test_LDADD = $(UNIT_LDADD)
+
+# The registration cache and the memory-release hooks (runtime/memory).
+check_PROGRAMS += tests/unit/memory_test
+TESTS += tests/unit/memory_test
+tests_unit_memory_test_SOURCES = tests/unit/reg_cache_test.cc
+tests_unit_memory_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_memory_test_LDADD = $(UNIT_LDADD)

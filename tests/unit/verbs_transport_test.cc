@@ -1,0 +1,313 @@
+// The verbs transport between fork()ed processes over the software RDMA device (run through
+// tests/softrdma/verbs_unit.sh, which puts the device's libibverbs.so.1 first): wire-up through
+// hand-made Contexts (address blobs exchanged in shared memory), caps checked against what works,
+// active messages of every size class (inline, bounce buffer, largest), credit exhaustion and
+// recovery, RDMA READ / WRITE through registered memory and packed rkeys, and a bad rkey turned
+// into a request error and a failed peer instead of a hang.
+//
+// Each test forks two ranks; a child reports failure through its exit status (printing why).
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "runtime/core/config.h"
+#include "runtime/transport/verbs/verbs_transport.h"
+
+namespace rrt::transport::verbs {
+namespace {
+
+constexpr size_t kBlobMax = 4096;
+
+struct Shared {
+  std::atomic<int> barrier[16];
+  uint32_t blobLen[2];
+  uint8_t blob[2][kBlobMax];
+  uint64_t addr[2];
+  uint8_t rkey[2][kMaxRkeyBytes];
+  uint32_t rkeyLen[2];
+};
+Shared* gShared = nullptr;
+
+void barrier(int n) {
+  gShared->barrier[n].fetch_add(1);
+  while (gShared->barrier[n].load() < 2) usleep(100);
+}
+
+Status lookupShared(int peer, const std::string& key, std::vector<uint8_t>* out) {
+  if (key != "rrt.verbs" || peer < 0 || peer > 1) return Status::ErrWireup;
+  out->assign(gShared->blob[peer], gShared->blob[peer] + gShared->blobLen[peer]);
+  return Status::Ok;
+}
+
+// What one rank saw.
+struct Rank {
+  int rank = 0;
+  std::vector<std::vector<uint8_t>> got;  // active messages, in order
+  std::vector<uint8_t> ids;
+  int failedPeer = -1;
+  Status failedWhy = Status::Ok;
+};
+Rank* gRank = nullptr;
+
+void onAm(void*, int src, AmId id, const void* data, size_t len) {
+  gRank->ids.push_back(id);
+  gRank->got.emplace_back(static_cast<const uint8_t*>(data), static_cast<const uint8_t*>(data) + len);
+}
+void onFailed(void*, int peer, Status why) {
+  gRank->failedPeer = peer;
+  gRank->failedWhy = why;
+}
+
+#define CHILD_CHECK(cond, ...)                                       \
+  do {                                                               \
+    if (!(cond)) {                                                   \
+      fprintf(stderr, "rank %d: %s:%d: ", gRank->rank, __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                                  \
+      fputc('\n', stderr);                                           \
+      _exit(1);                                                      \
+    }                                                                \
+  } while (0)
+
+// Runs body(rank, transport) in two forked ranks after wire-up; env set before create.
+void runPair(const std::vector<std::pair<const char*, const char*>>& env,
+             const std::function<void(Rank&, Transport&)>& body) {
+  void* m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(m, MAP_FAILED);
+  gShared = new (m) Shared{};
+  pid_t pids[2];
+  for (int r = 0; r < 2; ++r) {
+    pids[r] = fork();
+    ASSERT_GE(pids[r], 0);
+    if (pids[r] == 0) {
+      for (auto& kv : env) setenv(kv.first, kv.second, 1);
+      setenv("RRT_TRANSPORTS", "verbs", 1);
+      config::reload();
+      Rank me;
+      me.rank = r;
+      gRank = &me;
+      Context ctx;
+      ctx.rank = r;
+      ctx.size = 2;
+      ctx.localPeers = {0, 1};
+      ctx.nodeOf = {0, 0};
+      ctx.jobId = "verbs-test";
+      ctx.amHandler = &onAm;
+      ctx.peerFailed = &onFailed;
+      ctx.lookup = &lookupShared;
+      Status st;
+      TransportPtr t = create(ctx, &st);
+      CHILD_CHECK(t, "create: %s (is the software RDMA device on LD_LIBRARY_PATH?)", statusName(st));
+      std::vector<uint8_t> blob;
+      CHILD_CHECK(t->address(&blob) == Status::Ok && blob.size() <= kBlobMax, "address");
+      memcpy(gShared->blob[r], blob.data(), blob.size());
+      gShared->blobLen[r] = static_cast<uint32_t>(blob.size());
+      barrier(0);
+      CHILD_CHECK(t->start() == Status::Ok, "start");
+      const int peer = 1 - r;
+      CHILD_CHECK(t->reachable(peer) && !t->reachable(r), "reachable");
+      CHILD_CHECK(t->connect(peer, gShared->blob[peer], gShared->blobLen[peer]) == Status::Ok,
+                  "connect");
+      CHILD_CHECK(t->connect(peer, gShared->blob[peer], 3) != Status::Ok, "short blob accepted");
+      barrier(1);  // both QPs at RTS
+      body(me, *t);
+      barrier(15);
+      _exit(0);
+    }
+  }
+  for (int r = 0; r < 2; ++r) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pids[r], &status, 0), pids[r]);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "rank " << r << " failed";
+  }
+  munmap(m, sizeof(Shared));
+}
+
+void progressUntil(Transport& t, const std::function<bool()>& done) {
+  for (long i = 0; !done(); ++i) {
+    t.progress();
+    CHILD_CHECK(i < 200000000, "no progress");
+  }
+}
+
+std::vector<uint8_t> pattern(size_t n, int salt) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<uint8_t>(i * 7 + salt);
+  return v;
+}
+
+TEST(VerbsTransport, CapsAndActiveMessagesOfEverySize) {
+  runPair({}, [](Rank& me, Transport& t) {
+    const Caps& c = t.caps();
+    CHILD_CHECK((c.flags & (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg)) ==
+                    (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg),
+                "caps flags %x", c.flags);
+    CHILD_CHECK(!(c.flags & kEventFd) && t.eventFd() < 0, "event fd claimed");
+    CHILD_CHECK(c.maxAm >= 1024 && c.eagerDefault <= c.maxAm && c.maxZcopy >= 4096, "limits");
+    const size_t sizes[] = {0, 1, 8, 100, 250, 1000, 4000, c.maxAm - 16};
+    const int n = sizeof sizes / sizeof sizes[0];
+    if (me.rank == 0) {
+      for (int i = 0; i < n; ++i) {
+        auto p = pattern(sizes[i], i);
+        uint8_t hdr[16];
+        memset(hdr, i, sizeof hdr);
+        Status st;
+        while ((st = t.amSend(1, static_cast<AmId>(10 + i), hdr, sizeof hdr, p.data(), p.size())) ==
+               Status::NoResource)
+          t.progress();
+        CHILD_CHECK(st == Status::Ok, "amSend %zu: %s", sizes[i], statusName(st));
+      }
+      CHILD_CHECK(t.amSend(1, 5, nullptr, 0, nullptr, c.maxAm + 1) == Status::ErrArg,
+                  "oversized AM accepted");
+      progressUntil(t, [&] { return me.got.size() == 1; });  // the echo
+    } else {
+      progressUntil(t, [&] { return me.got.size() == static_cast<size_t>(n); });
+      for (int i = 0; i < n; ++i) {
+        CHILD_CHECK(me.ids[i] == 10 + i, "AM %d has id %d: out of order", i, me.ids[i]);
+        auto p = pattern(sizes[i], i);
+        CHILD_CHECK(me.got[i].size() == 16 + sizes[i], "AM %d: %zu bytes", i, me.got[i].size());
+        CHILD_CHECK(memcmp(me.got[i].data() + 16, p.data(), p.size()) == 0, "AM %d corrupt", i);
+      }
+      CHILD_CHECK(t.amSend(0, 9, "x", 1, nullptr, 0) == Status::Ok, "echo");
+      for (int i = 0; i < 1000; ++i) t.progress();
+    }
+  });
+}
+
+TEST(VerbsTransport, CreditsRunOutAndComeBack) {
+  // 2 credits: the third send to a peer that does not poll must wait; once it polls, credits
+  // return (explicitly: rank 1 sends nothing) and every message arrives, in order.
+  runPair({{"RRT_IB_CREDITS", "2"}}, [](Rank& me, Transport& t) {
+    const int total = 200;
+    if (me.rank == 0) {
+      int sent = 0, noResource = 0;
+      while (sent < 2) CHILD_CHECK(t.amSend(1, 7, &sent, sizeof sent, nullptr, 0) == Status::Ok && ++sent, "send");
+      CHILD_CHECK(t.amSend(1, 7, &sent, sizeof sent, nullptr, 0) == Status::NoResource,
+                  "a third send went out with 2 credits");
+      barrier(2);  // rank 1 starts polling
+      while (sent < total) {
+        Status st = t.amSend(1, 7, &sent, sizeof sent, nullptr, 0);
+        if (st == Status::Ok) ++sent;
+        else if (st == Status::NoResource) { ++noResource; t.progress(); }
+        else CHILD_CHECK(false, "amSend: %s", statusName(st));
+      }
+      progressUntil(t, [&] { return me.got.size() == 1; });
+    } else {
+      barrier(2);
+      progressUntil(t, [&] { return me.got.size() == static_cast<size_t>(total); });
+      for (int i = 0; i < total; ++i) {
+        int v;
+        memcpy(&v, me.got[i].data(), sizeof v);
+        CHILD_CHECK(v == i, "message %d carries %d", i, v);
+      }
+      CHILD_CHECK(t.amSend(0, 8, nullptr, 0, nullptr, 0) == Status::Ok, "done message");
+      for (int i = 0; i < 1000; ++i) t.progress();
+    }
+  });
+}
+
+struct Done : Completion {
+  int fired = 0;
+  Status last = Status::Ok;
+};
+void onDone(Completion* c, Status s) {
+  auto* d = static_cast<Done*>(c);
+  ++d->fired;
+  d->last = s;
+}
+
+TEST(VerbsTransport, GetAndPutThroughRegisteredMemory) {
+  runPair({{"RRT_IB_MAX_ZCOPY", "64K"}}, [](Rank& me, Transport& t) {
+    const size_t n = size_t{1} << 20;
+    std::vector<uint8_t> buf = pattern(n, me.rank + 1);
+    MemHandle* mh = nullptr;
+    CHILD_CHECK(t.memReg(buf.data(), n, MemType::Host, &mh) == Status::Ok && mh, "memReg");
+    MemHandle* cuda = nullptr;
+    CHILD_CHECK(t.memReg(buf.data(), n, MemType::Cuda, &cuda) == Status::ErrUnsupported && !cuda,
+                "cuda reg");
+    gShared->addr[me.rank] = reinterpret_cast<uint64_t>(buf.data());
+    gShared->rkeyLen[me.rank] = static_cast<uint32_t>(t.rkeyPack(mh, gShared->rkey[me.rank]));
+    CHILD_CHECK(gShared->rkeyLen[me.rank] > 0 && gShared->rkeyLen[me.rank] <= kMaxRkeyBytes, "rkey");
+    barrier(2);
+    const int peer = 1 - me.rank;
+    std::vector<uint8_t> local(n, 0);
+    MemHandle* lmh = nullptr;
+    CHILD_CHECK(t.memReg(local.data(), n, MemType::Host, &lmh) == Status::Ok, "memReg local");
+    if (me.rank == 0) {
+      // READ the peer's buffer in maxZcopy chunks, many in flight.
+      Done d;
+      d.fn = &onDone;
+      const size_t chunk = t.caps().maxZcopy;
+      CHILD_CHECK(chunk == 65536, "maxZcopy %zu", chunk);
+      int issued = 0;
+      for (size_t off = 0; off < n;) {
+        Status st = t.get(peer, local.data() + off, chunk, lmh, gShared->addr[peer] + off,
+                          gShared->rkey[peer], gShared->rkeyLen[peer], &d);
+        if (st == Status::NoResource) { t.progress(); continue; }
+        CHILD_CHECK(st == Status::InProgress, "get: %s", statusName(st));
+        off += chunk;
+        ++issued;
+      }
+      progressUntil(t, [&] { return d.fired == issued; });
+      CHILD_CHECK(d.last == Status::Ok && local == pattern(n, peer + 1), "READ data wrong");
+      CHILD_CHECK(t.get(peer, local.data(), chunk + 1, lmh, gShared->addr[peer], gShared->rkey[peer],
+                        gShared->rkeyLen[peer], &d) == Status::ErrArg, "oversized get accepted");
+      // WRITE our pattern into the peer's buffer, then tell it.
+      Done w;
+      w.fn = &onDone;
+      issued = 0;
+      for (size_t off = 0; off < n;) {
+        Status st = t.put(peer, buf.data() + off, chunk, mh, gShared->addr[peer] + off,
+                          gShared->rkey[peer], gShared->rkeyLen[peer], &w);
+        if (st == Status::NoResource) { t.progress(); continue; }
+        CHILD_CHECK(st == Status::InProgress, "put: %s", statusName(st));
+        off += chunk;
+        ++issued;
+      }
+      progressUntil(t, [&] { return w.fired == issued; });
+      CHILD_CHECK(w.last == Status::Ok, "put failed");
+      while (t.amSend(peer, 3, nullptr, 0, nullptr, 0) == Status::NoResource) t.progress();
+      progressUntil(t, [&] { return me.got.size() == 1; });
+    } else {
+      progressUntil(t, [&] { return me.got.size() == 1; });
+      CHILD_CHECK(buf == pattern(n, 1), "WRITE data wrong");
+      CHILD_CHECK(t.amSend(peer, 4, nullptr, 0, nullptr, 0) == Status::Ok, "ack");
+      for (int i = 0; i < 1000; ++i) t.progress();
+    }
+    t.memDereg(lmh);
+    t.memDereg(mh);
+  });
+}
+
+TEST(VerbsTransport, BadRkeyFailsTheRequestAndThePeer) {
+  runPair({}, [](Rank& me, Transport& t) {
+    std::vector<uint8_t> local(4096);
+    MemHandle* lmh = nullptr;
+    CHILD_CHECK(t.memReg(local.data(), local.size(), MemType::Host, &lmh) == Status::Ok, "memReg");
+    if (me.rank == 0) {
+      Done d;
+      d.fn = &onDone;
+      uint32_t bogus = 0xdeadbeef;
+      CHILD_CHECK(t.get(1, local.data(), 4096, lmh, 0x1000, &bogus, sizeof bogus, &d) ==
+                      Status::InProgress, "get");
+      progressUntil(t, [&] { return d.fired == 1; });
+      CHILD_CHECK(d.last != Status::Ok, "a bad rkey completed without error");
+      CHILD_CHECK(me.failedPeer == 1, "peer not reported failed");
+      CHILD_CHECK(t.amSend(1, 3, nullptr, 0, nullptr, 0) == Status::ErrProcFailed,
+                  "send to a failed peer accepted");
+    }
+    t.memDereg(lmh);
+  });
+}
+
+}  // namespace
+}  // namespace rrt::transport::verbs
