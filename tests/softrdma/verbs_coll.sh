@@ -1,8 +1,7 @@
 #!/bin/sh
 # make check entry: the collective suite (tests/coll/testlist) and its eager-only and
 # rendezvous-only variants (tests/coll/testlist.verbs) with RRT_TRANSPORTS=verbs over the software
-# RDMA device. Like tests/coll/coll_suite.sh, a scratch tree presents coll_check where
-# run_testlist.sh looks for programs.
+# RDMA device, through tests/coll/coll_suite.sh (as tests/coll/coll_tcp.sh does for TCP).
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
 top_srcdir=${top_srcdir:-$top_builddir}
 # What tests/softrdma/env.sh does (not sourced: "." would hand it this script's arguments).
@@ -12,12 +11,6 @@ if [ -z "$softrdma_lib" ] || [ ! -f "$softrdma_lib/libibverbs.so.1" ]; then
 fi
 LD_LIBRARY_PATH="$softrdma_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export LD_LIBRARY_PATH
-t=$(mktemp -d "${TMPDIR:-/tmp}/rrt-verbs-coll.XXXXXX") || exit 2
-trap 'rm -rf "$t"' EXIT
-mkdir -p "$t/tests/mp"
-ln -s "$top_builddir/rrun" "$t/rrun"
-ln -s "$top_builddir/tests/coll/coll_check" "$t/tests/mp/coll_check"
 RRT_TRANSPORTS=verbs
-export RRT_TRANSPORTS
-top_builddir=$t "$top_srcdir/tests/mp/run_testlist.sh" "$@" "$top_srcdir/tests/coll/testlist" \
-  "$top_srcdir/tests/coll/testlist.verbs"
+export RRT_TRANSPORTS top_builddir top_srcdir
+exec "$top_srcdir/tests/coll/coll_suite.sh" "$@" "$top_srcdir/tests/coll/testlist.verbs"
