@@ -122,7 +122,11 @@ int LocalJob::run() {
 
 bool LocalJob::startRanks() {
   const Options& opts = config_.options;
-  const std::vector<int> cpus = usableCpus();
+  const std::vector<std::vector<int>> cores = usableCores();
+  // Bound ranks do not migrate: two ranks that start on one CPU stay apart from the first
+  // message on (unbound, the scheduler took milliseconds to spread them).
+  const bool bind = opts.binding == Binding::Core ||
+                    (opts.binding == Binding::Auto && opts.nprocs <= static_cast<int>(cores.size()));
   ranks_.resize(opts.nprocs);
   std::vector<int> all(opts.nprocs);
   for (int r = 0; r < opts.nprocs; ++r) all[r] = r;
@@ -133,7 +137,7 @@ bool LocalJob::startRanks() {
     spec.path = config_.program;
     spec.argv = opts.app;
     spec.env = config_.baseEnv;
-    if (opts.binding == Binding::Core) spec.cpu = cpus[r % cpus.size()];
+    if (bind) spec.cpus = cores[r % cores.size()];
     std::string err = registered;
     if (err.empty()) err = server_.setupFork(r, &spec.env);
     int out[2] = {-1, -1}, errp[2] = {-1, -1}, in[2] = {-1, -1};

@@ -120,13 +120,15 @@ ParseResult parseOptions(int argc, const char* const argv[]) {
         return fail("invalid --timeout '" + v + "' (must be a positive number of seconds)");
       }
     } else if (matches(arg, "--bind-to", false)) {
-      if (!value(arg, "--bind-to", &v)) return fail("option --bind-to needs core or none");
-      if (v == "core") {
+      if (!value(arg, "--bind-to", &v)) return fail("option --bind-to needs core, none or auto");
+      if (v == "auto") {
+        opts.binding = Binding::Auto;
+      } else if (v == "core") {
         opts.binding = Binding::Core;
       } else if (v == "none") {
         opts.binding = Binding::None;
       } else {
-        return fail("invalid --bind-to '" + v + "' (use core or none)");
+        return fail("invalid --bind-to '" + v + "' (use core, none or auto)");
       }
     } else if (matches(arg, "-x", true)) {
       if (!value(arg, "-x", &v)) return fail("option -x needs a variable name");
@@ -155,7 +157,9 @@ std::string usageText() {
          "  -x VAR                 pass the launcher's VAR to the ranks\n"
          "  -x VAR=VALUE, --env VAR=VALUE\n"
          "                         set VAR in the ranks' environment\n"
-         "  --bind-to core|none    bind rank i to core (i mod cores) (default: none)\n"
+         "  --bind-to core|none|auto\n"
+         "                         core: rank i runs on core i mod cores (all its hardware\n"
+         "                         threads); auto (default): core unless ranks > cores\n"
          "  --oversubscribe        accepted for compatibility: more ranks than cores is always\n"
          "                         allowed\n"
          "  -h, --help             this text\n"

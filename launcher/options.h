@@ -11,13 +11,15 @@
 
 namespace rrt::launcher {
 
-enum class Binding { None, Core };
+// Auto (the default, as Open MPI's mpirun): Core when there are at least as many cores as
+// ranks, None when oversubscribed.
+enum class Binding { Auto, None, Core };
 
 struct Options {
   int nprocs = 0;
   bool tagOutput = false;
   double timeoutSeconds = 0;  // 0: no timeout
-  Binding binding = Binding::None;
+  Binding binding = Binding::Auto;
   bool oversubscribe = false;  // accepted; oversubscription is always allowed (see README)
   // Variables to set in the ranks' environment, in command-line order: -x VAR copies the
   // launcher's value, -x VAR=VALUE and --env VAR=VALUE set one.

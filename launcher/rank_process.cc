@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <utility>
 
 namespace rrt::launcher {
 namespace {
@@ -63,8 +65,9 @@ pid_t spawnRank(const SpawnSpec& spec) {
   std::vector<char*> envp = cArray(spec.env);
   cpu_set_t cpus;
   CPU_ZERO(&cpus);
-  if (spec.cpu >= 0 && spec.cpu < CPU_SETSIZE) CPU_SET(spec.cpu, &cpus);
-  const cpu_set_t* bind = spec.cpu >= 0 ? &cpus : nullptr;
+  for (int c : spec.cpus)
+    if (c >= 0 && c < CPU_SETSIZE) CPU_SET(c, &cpus);
+  const cpu_set_t* bind = CPU_COUNT(&cpus) > 0 ? &cpus : nullptr;
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) childMain(spec, argv.data(), envp.data(), bind, parent);
@@ -83,6 +86,31 @@ std::vector<int> usableCpus() {
   }
   if (out.empty()) out.push_back(0);
   return out;
+}
+
+std::vector<std::vector<int>> usableCores() {
+  std::vector<std::vector<int>> cores;
+  std::vector<std::pair<long, long>> ids;  // (package, core) of each entry of cores
+  for (int c : usableCpus()) {
+    long pkg = -1, core = c;  // no topology: the CPU is its own core
+    std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(c) + "/topology/";
+    if (FILE* f = std::fopen((base + "physical_package_id").c_str(), "r")) {
+      if (std::fscanf(f, "%ld", &pkg) != 1) pkg = -1;
+      std::fclose(f);
+    }
+    if (FILE* f = std::fopen((base + "core_id").c_str(), "r")) {
+      if (std::fscanf(f, "%ld", &core) != 1) core = c;
+      std::fclose(f);
+    }
+    size_t i = 0;
+    while (i < ids.size() && ids[i] != std::make_pair(pkg, core)) ++i;
+    if (i == ids.size()) {
+      ids.emplace_back(pkg, core);
+      cores.emplace_back();
+    }
+    cores[i].push_back(c);
+  }
+  return cores;
 }
 
 }  // namespace rrt::launcher

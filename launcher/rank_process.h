@@ -20,7 +20,7 @@ struct SpawnSpec {
   std::string path;               // resolved executable
   std::vector<std::string> argv;  // argv[0] included
   std::vector<std::string> env;   // "NAME=VALUE"
-  int cpu = -1;                   // bind to this CPU; -1: no binding
+  std::vector<int> cpus;          // bind to these CPUs; empty: no binding
   int stdinFd = -1;               // becomes the child's fd 0
   int stdoutFd = -1;              // becomes fd 1
   int stderrFd = -1;              // becomes fd 2
@@ -31,5 +31,9 @@ pid_t spawnRank(const SpawnSpec& spec);
 
 // The CPUs this process may run on, in ascending order (at least one entry).
 std::vector<int> usableCpus();
+
+// The usable CPUs grouped by physical core (hardware threads of one core together), cores in
+// order of their first CPU. Without topology information every CPU is its own core.
+std::vector<std::vector<int>> usableCores();
 
 }  // namespace rrt::launcher

@@ -6,6 +6,7 @@
 
 #include <poll.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
@@ -59,10 +60,16 @@ bool listed(const std::string& list, const char* name) {
   return false;
 }
 
-int usableCores() {
+// Cores the local ranks share, for the spin-or-yield choice. A rank pinned to one CPU while
+// the node has a CPU for every local rank was bound one-per-core by its launcher (rrun's and
+// mpirun's default, srun --cpu-bind): its peers run elsewhere, so it is not oversubscribed.
+int usableCores(int localRanks) {
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return 1;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  const int mine = CPU_COUNT(&set);
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (mine == 1 && localRanks > 1 && online >= localRanks) return localRanks;
+  return mine;
 }
 
 }  // namespace
@@ -144,7 +151,8 @@ Status Engine::startTransports() {
   stats_.assign(transports_.size(), TransportStats{});
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
   pendingPeers_.clear();
-  core::configureWaiting(static_cast<int>(job_.localPeers.size()), usableCores());
+  const int localRanks = static_cast<int>(job_.localPeers.size());
+  core::configureWaiting(localRanks, usableCores(localRanks));
   core::addPoller(&Engine::poll, this);
   // With one transport besides self and an event fd (TCP alone), an idle wait sleeps in the
   // kernel until data arrives: on a busy machine the woken rank runs at once, where a

@@ -116,4 +116,25 @@ bool Segment::countAttached(const std::string& name) {
   return true;
 }
 
+void Segment::prefaultRings(int me) const {
+#ifdef MADV_POPULATE_WRITE
+  const size_t footprint = ringFootprint(ringBytes_);
+  // Rings are not page aligned (header and controls come first): round each range out.
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  auto populate = [&](const void* start, size_t len) {
+    uintptr_t b = reinterpret_cast<uintptr_t>(start) & ~(page - 1);
+    uintptr_t e = (reinterpret_cast<uintptr_t>(start) + len + page - 1) & ~(page - 1);
+    if (madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE) != 0)
+      RRT_DEBUG("shm: MADV_POPULATE_WRITE: %s (rings fault in on first use)", strerror(errno));
+  };
+  for (int j = 0; j < localSize_; ++j) {
+    if (j == me) continue;
+    populate(ring(me, j), footprint);
+    populate(ring(j, me), footprint);
+  }
+#else
+  (void)me;
+#endif
+}
+
 }  // namespace rrt::transport::shm

@@ -252,6 +252,7 @@ Status ShmTransport::start() {
     if (segment_.countAttached(name_)) RRT_DEBUG("shm: all %d ranks attached; unlinked %s",
                                                  localSize_, name_.c_str());
   }
+  segment_.prefaultRings(me_);
   inboxes_.reserve(localSize_ - 1);
   for (int j = 0; j < localSize_; ++j) {
     if (j == me_) continue;
