@@ -45,6 +45,13 @@ TEST(Options, ParsesAllForms) {
   EXPECT_EQ(r.options.app, (std::vector<std::string>{"prog", "-n", "x"}));
 }
 
+TEST(Options, BindingForms) {
+  EXPECT_EQ(parse({"-n", "2", "p"}).options.binding, Binding::Auto);
+  EXPECT_EQ(parse({"-n", "2", "--bind-to", "none", "p"}).options.binding, Binding::None);
+  EXPECT_EQ(parse({"-n", "2", "--bind-to", "auto", "p"}).options.binding, Binding::Auto);
+  EXPECT_EQ(parse({"-n", "2", "--bind-to=core", "p"}).options.binding, Binding::Core);
+}
+
 TEST(Options, CountForms) {
   EXPECT_EQ(parse({"-n8", "p"}).options.nprocs, 8);
   EXPECT_EQ(parse({"-np", "3", "p"}).options.nprocs, 3);

@@ -30,16 +30,28 @@ expect_rc "non-PMIx program" 0
 run_rrun "$WORK/out" "$WORK/err" -n 3 "$PROBE" --exit 1:0 --sleep 0.3 "$TOKEN"
 expect_rc "early exit 0" 0
 
-# --bind-to core: rank i on the i-th usable CPU (mod the count); default: no binding.
+# --bind-to core: rank i on the i-th usable core (mod the count); default (auto): bound like
+# core when ranks <= cores, unbound when oversubscribed; --bind-to none: unbound.
 cpus=($(taskset -pc $$ 2>/dev/null | sed 's/.*: //' | tr ',' '\n' | while IFS=- read a b; do seq "$a" "${b:-$a}"; done))
-if [ "${#cpus[@]}" -gt 0 ]; then
-  run_rrun "$WORK/out" "$WORK/err" -n 3 --bind-to core "$PROBE" --affinity
+smt=0  # with hardware threads a core is several CPUs; the exact lists below assume one
+for c in "${cpus[@]}"; do
+  f=/sys/devices/system/cpu/cpu$c/topology/thread_siblings_list
+  [ -r "$f" ] && [ "$(cat "$f")" != "$c" ] && smt=1
+done
+if [ "${#cpus[@]}" -gt 0 ] && [ "$smt" = 0 ]; then
+  # one hardware thread per core here, so a core is one CPU
+  n=${#cpus[@]}
+  run_rrun "$WORK/out" "$WORK/err" -n $((n + 1)) --bind-to core "$PROBE" --affinity
   expect_rc "bind-to core" 0
-  for r in 0 1 2; do
-    expect_grep "rank $r bound" "^rank $r cpus ${cpus[$((r % ${#cpus[@]}))]}\$" "$WORK/out"
+  for r in $(seq 0 "$n"); do
+    expect_grep "rank $r bound" "^rank $r cpus ${cpus[$((r % n))]}\$" "$WORK/out"
   done
   all=$(IFS=,; echo "${cpus[*]}")
-  run_rrun "$WORK/out" "$WORK/err" -n 2 "$PROBE" --affinity
-  expect_grep "unbound by default" "^rank 1 cpus $all\$" "$WORK/out"
+  run_rrun "$WORK/out" "$WORK/err" -n "$n" "$PROBE" --affinity
+  expect_grep "bound by default when ranks <= cores" "^rank $((n - 1)) cpus ${cpus[$((n - 1))]}\$" "$WORK/out"
+  run_rrun "$WORK/out" "$WORK/err" -n $((n + 1)) "$PROBE" --affinity
+  expect_grep "unbound by default when oversubscribed" "^rank $n cpus $all\$" "$WORK/out"
+  run_rrun "$WORK/out" "$WORK/err" -n 1 --bind-to none "$PROBE" --affinity
+  expect_grep "unbound with --bind-to none" "^rank 0 cpus $all\$" "$WORK/out"
 fi
 finish
