@@ -71,10 +71,12 @@ int rrt_waitall(size_t count, rrt_request_t* requests, rrt_status_t* statuses) {
   if (count && !requests) RRT_API_FAIL(fn, nullptr, Status::ErrArg);
   for (size_t i = 0; i < count; ++i)
     if (!validHandle(fn, requests[i])) RRT_API_FAIL(fn, nullptr, Status::ErrRequest);
+  // Requests stay complete until reaped, so each poll resumes at the first incomplete one
+  // instead of rescanning the whole array (a 64-message window was 64 loads per poll).
+  size_t next = 0;
   Status st = core::waitFor([&] {
-    for (size_t i = 0; i < count; ++i)
-      if (requests[i] && !requests[i]->complete) return false;
-    return true;
+    while (next < count && (!requests[next] || requests[next]->complete)) ++next;
+    return next == count;
   });
   if (st != Status::Ok) RRT_API_FAIL(fn, nullptr, st);
   bool anyError = false;

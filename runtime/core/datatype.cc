@@ -18,7 +18,7 @@ struct Predefined {
   size_t size;
 };
 
-const Predefined kPredefined[RRT_PREDEFINED_TYPE_COUNT] = {
+constexpr Predefined kPredefined[RRT_PREDEFINED_TYPE_COUNT] = {
     {"byte", 1},
     {"char", 1},
     {"int8", 1},
@@ -46,12 +46,7 @@ const Predefined kPredefined[RRT_PREDEFINED_TYPE_COUNT] = {
 };
 
 struct Table {
-  TypeInfo predefined[RRT_PREDEFINED_TYPE_COUNT];
   std::vector<TypeInfo> derived;  // index = handle - kFirstDerived; base NULL when free
-  Table() {
-    for (int t = 0; t < RRT_PREDEFINED_TYPE_COUNT; ++t)
-      predefined[t] = {t, 1, kPredefined[t].size};
-  }
 };
 
 Table& table() {
@@ -61,14 +56,26 @@ Table& table() {
 
 }  // namespace
 
-const TypeInfo* typeLookup(rrt_datatype_t type) {
-  Table& t = table();
-  if (type >= 0 && type < RRT_PREDEFINED_TYPE_COUNT) return &t.predefined[type];
+namespace detail {
+
+constexpr PredefinedTypes makePredefinedTypes() {
+  PredefinedTypes p{};
+  for (int i = 0; i < RRT_PREDEFINED_TYPE_COUNT; ++i) p.info[i] = TypeInfo{i, 1, kPredefined[i].size};
+  return p;
+}
+
+// Constant-initialized: valid before any constructor runs.
+const PredefinedTypes kPredefinedTypes = makePredefinedTypes();
+
+const TypeInfo* derivedLookup(rrt_datatype_t type) {
   if (type < kFirstDerived) return nullptr;
+  Table& t = table();
   size_t i = static_cast<size_t>(type - kFirstDerived);
   if (i >= t.derived.size() || t.derived[i].base == RRT_DATATYPE_NULL) return nullptr;
   return &t.derived[i];
 }
+
+}  // namespace detail
 
 size_t predefinedTypeSize(rrt_datatype_t type) {
   return type >= 0 && type < RRT_PREDEFINED_TYPE_COUNT ? kPredefined[type].size : 0;

@@ -21,8 +21,20 @@ struct TypeInfo {
 
 constexpr rrt_datatype_t kFirstDerived = 64;
 
-// nullptr for unknown or freed handles.
-const TypeInfo* typeLookup(rrt_datatype_t type);
+namespace detail {
+struct PredefinedTypes {
+  TypeInfo info[RRT_PREDEFINED_TYPE_COUNT];
+};
+extern const PredefinedTypes kPredefinedTypes;
+const TypeInfo* derivedLookup(rrt_datatype_t type);  // nullptr for unknown or freed handles
+}  // namespace detail
+
+// nullptr for unknown or freed handles. Inline: predefined types are one table load.
+inline const TypeInfo* typeLookup(rrt_datatype_t type) {
+  if (__builtin_expect(static_cast<unsigned>(type) < RRT_PREDEFINED_TYPE_COUNT, 1))
+    return &detail::kPredefinedTypes.info[type];
+  return detail::derivedLookup(type);
+}
 // Size in bytes of a predefined type (0 if not predefined).
 size_t predefinedTypeSize(rrt_datatype_t type);
 const char* typeName(rrt_datatype_t type);

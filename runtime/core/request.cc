@@ -6,45 +6,21 @@
 namespace rrt::core {
 namespace {
 
-// Free list of requests; slabs are never returned to malloc (requests are reused).
-struct Pool {
-  static constexpr size_t kSlab = 256;
-  List<Request, &Request::hook> free;
-  std::vector<Request*> slabs;
-  ~Pool() {
-    for (Request* s : slabs) delete[] s;
-  }
-  void grow() {
-    Request* slab = new Request[kSlab];
-    slabs.push_back(slab);
-    for (size_t i = 0; i < kSlab; ++i) free.pushBack(&slab[i]);
-  }
-};
-
-Pool& pool() {
-  static Pool* p = new Pool;  // lives until exit: requests may be released late
-  return *p;
-}
+constexpr size_t kSlab = 256;
 
 }  // namespace
 
-Request* requestAlloc(ReqKind kind) {
-  Pool& p = pool();
-  if (p.free.empty()) p.grow();
-  Request* r = p.free.popFront();
-  // Reset to the member defaults (default-init, not value-init: the rkey bytes stay as they
-  // are instead of being zeroed on every message).
-  new (r) Request;
-  r->magic = kRequestMagic;
-  r->kind = kind;
-  return r;
+namespace detail {
+
+List<Request, &Request::hook> gFreeRequests;
+
+// Slabs live until exit (requests may be released late, and are reused, never freed).
+void growRequests() {
+  Request* slab = new Request[kSlab];
+  for (size_t i = 0; i < kSlab; ++i) gFreeRequests.pushBack(&slab[i]);
 }
 
-void requestRelease(Request* r) {
-  r->magic = 0;
-  r->kind = ReqKind::Free;
-  pool().free.pushFront(r);  // LIFO: the next alloc gets a cache-warm request
-}
+}  // namespace detail
 
 void requestComplete(Request* r, Status s) {
   if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);

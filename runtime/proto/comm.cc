@@ -22,10 +22,7 @@ constexpr int kInterTag = -3;
 // create_group: negative tags below the fixed ones, one per user tag.
 int groupTag(int tag) { return -16 - (tag & 0x3fffffff); }
 
-std::vector<Comm*>& table() {
-  static std::vector<Comm*> t;
-  return t;
-}
+std::vector<Comm*>& table() { return detail::gCommTable; }
 uint32_t gNextCtx = 4;  // world uses 0/1, self 2/3
 
 void freeComm(Comm* c) {
@@ -40,11 +37,9 @@ rrt_comm_t addToTable(Comm* c) {
 
 }  // namespace
 
-Comm* commLookup(rrt_comm_t handle) {
-  auto& t = table();
-  if (handle < 0 || static_cast<size_t>(handle) >= t.size()) return nullptr;
-  return t[static_cast<size_t>(handle)];
-}
+namespace detail {
+std::vector<Comm*> gCommTable;
+}  // namespace detail
 
 void commInitPredefined(int worldRank, int worldSize) {
   commFinalizeAll();

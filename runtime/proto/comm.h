@@ -40,8 +40,18 @@ struct Comm {
   int worldRank(int r) const { return worldRanks[static_cast<size_t>(r)]; }
 };
 
-// Handle table: RRT_COMM_WORLD = 0, RRT_COMM_SELF = 1, others from dup/split.
-Comm* commLookup(rrt_comm_t handle);  // nullptr if unknown or freed
+namespace detail {
+extern std::vector<Comm*> gCommTable;  // by handle; nullptr when freed
+}  // namespace detail
+
+// Handle table: RRT_COMM_WORLD = 0, RRT_COMM_SELF = 1, others from dup/split. Returns nullptr
+// if unknown or freed. Inline: it runs on every call.
+inline Comm* commLookup(rrt_comm_t handle) {
+  const std::vector<Comm*>& t = detail::gCommTable;
+  if (__builtin_expect(static_cast<size_t>(static_cast<unsigned>(handle)) >= t.size(), 0))
+    return nullptr;
+  return t[static_cast<size_t>(handle)];
+}
 
 }  // namespace rrt::proto
 

@@ -62,7 +62,9 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
     RRT_WARN("short eager message (%zu bytes) from rank %d dropped", len, src);
     return;
   }
-  memcpy(&h, data, hlen);
+  // Constant sizes: the copies become a few moves instead of a memcpy call.
+  if (sync) memcpy(&h, data, sizeof(wire::EagerSyncHeader));
+  else memcpy(&h.e, data, sizeof(wire::EagerHeader));
   const size_t plen = len - hlen;
   const uint8_t* payload = data + hlen;
   Peer& p = peers_[static_cast<size_t>(src)];

@@ -59,6 +59,7 @@ class SelfTransport final : public Transport {
   }
 
   int progress() override {
+    if (queue_.empty()) return 0;  // the common case: polled on every wait iteration
     // Deliver only what was queued before this call: handlers may queue more.
     size_t n = queue_.size();
     for (size_t i = 0; i < n; ++i) {
