@@ -387,42 +387,71 @@ int rrt_ialltoallv(const void* sbuf, const size_t* scounts, const size_t* sdispl
 
 // ---- gather(v) / scatter(v) --------------------------------------------------------------------
 
-// gather: the root receives (rcount or rcounts/displs), everyone sends scount (root: unless in
-// place). v: rcounts != nullptr.
-static int gatherImpl(const char* fn, const void* sbuf, size_t scount, rrt_datatype_t stype,
-                      void* rbuf, size_t rcount, const size_t* rcounts, const size_t* displs,
-                      rrt_datatype_t rtype, int root, rrt_comm_t comm, rrt_request_t* request,
-                      bool nb, bool v) {
+// gather and scatter are mirror images. Every rank has a leaf buffer (gather: what it sends,
+// scatter: what it receives; at the root RRT_IN_PLACE skips it), the root also the whole buffer
+// of size blocks (rootCount each, or rootCounts/displs for the v forms).
+struct Rooted {
+  bool v;
+  const void* leafBuf;
+  size_t leafCount;
+  rrt_datatype_t leafType;
+  const char* leafName;  // "sendbuf" / "recvbuf", for error lines
+  const void* rootBuf;
+  size_t rootCount;
+  const size_t* rootCounts;
+  const size_t* displs;
+  rrt_datatype_t rootType;
+  const char* rootName;
+};
+
+// vBytes / vOffs: the CollArgs fields the v forms fill at the root.
+using SizesField = std::vector<size_t> CollArgs::*;
+static int rootedImpl(const char* fn, const Rooted& x, CollArgs a, SizesField vBytes,
+                      SizesField vOffs, int root, rrt_comm_t comm, rrt_request_t* request,
+                      bool nb) {
   proto::Comm* c = nullptr;
-  CollArgs a;
-  a.kind = v ? CollKind::Gatherv : CollKind::Gather;
-  a.sbuf = sbuf;
-  a.rbuf = rbuf;
+  const bool v = x.v;
   a.root = root;
   Status s = checkCommon(fn, comm, &c);
   if (s == Status::Ok) s = api::checkRoot(fn, *c, root);
   const bool isRoot = s == Status::Ok && c->rank == root;
-  size_t sbytes = 0, rblock = 0, extent = 0;
-  if (s == Status::Ok && coll::inPlace(sbuf) && !isRoot)
+  size_t leafBytes = 0, block = 0, extent = 0;
+  if (s == Status::Ok && coll::inPlace(x.leafBuf) && !isRoot)
     s = bad(fn, "RRT_IN_PLACE is only for the root", Status::ErrBuffer);
-  if (s == Status::Ok && !coll::inPlace(sbuf)) {
-    s = typedBytes(fn, stype, scount, &sbytes);
-    if (s == Status::Ok) s = api::checkBuffer(fn, sbuf, sbytes, "sendbuf");
+  if (s == Status::Ok && !coll::inPlace(x.leafBuf)) {
+    s = typedBytes(fn, x.leafType, x.leafCount, &leafBytes);
+    if (s == Status::Ok) s = api::checkBuffer(fn, x.leafBuf, leafBytes, x.leafName);
   }
   if (s == Status::Ok && isRoot) {
     if (v) {
-      s = vectorBytes(fn, *c, rtype, rcounts, displs, &a.recvBytes, &a.recvOffs, &extent);
-      if (s == Status::Ok) rblock = a.recvBytes[static_cast<size_t>(root)];
+      s = vectorBytes(fn, *c, x.rootType, x.rootCounts, x.displs, &(a.*vBytes), &(a.*vOffs),
+                      &extent);
+      if (s == Status::Ok) block = (a.*vBytes)[static_cast<size_t>(root)];
     } else {
-      s = typedBytes(fn, rtype, rcount, &rblock);
-      extent = rblock * static_cast<size_t>(c->size);
+      s = typedBytes(fn, x.rootType, x.rootCount, &block);
+      extent = block * static_cast<size_t>(c->size);
     }
-    if (s == Status::Ok && !coll::inPlace(sbuf) && sbytes != rblock)
+    if (s == Status::Ok && !coll::inPlace(x.leafBuf) && leafBytes != block)
       s = bad(fn, "the root's send and receive sizes differ", Status::ErrCount);
-    if (s == Status::Ok) s = api::checkBuffer(fn, rbuf, extent, "recvbuf");
+    if (s == Status::Ok) s = api::checkBuffer(fn, x.rootBuf, extent, x.rootName);
   }
-  a.blockBytes = isRoot && !v ? rblock : sbytes;
+  a.blockBytes = isRoot && !v ? block : leafBytes;
   return launch(fn, c, s, std::move(a), request, nb);
+}
+
+// gather: the root receives (rcount or rcounts/displs), everyone sends scount.
+static int gatherImpl(const char* fn, const void* sbuf, size_t scount, rrt_datatype_t stype,
+                      void* rbuf, size_t rcount, const size_t* rcounts, const size_t* displs,
+                      rrt_datatype_t rtype, int root, rrt_comm_t comm, rrt_request_t* request,
+                      bool nb, bool v) {
+  CollArgs a;
+  a.kind = v ? CollKind::Gatherv : CollKind::Gather;
+  a.sbuf = sbuf;
+  a.rbuf = rbuf;
+  const Rooted x{v, sbuf, scount, stype, "sendbuf", rbuf, rcount, rcounts, displs, rtype,
+                 "recvbuf"};
+  return rootedImpl(fn, x, std::move(a), &CollArgs::recvBytes, &CollArgs::recvOffs, root, comm,
+                    request, nb);
 }
 int rrt_gather(const void* sbuf, size_t scount, rrt_datatype_t stype, void* rbuf, size_t rcount,
                rrt_datatype_t rtype, int root, rrt_comm_t comm) {
@@ -447,42 +476,19 @@ int rrt_igatherv(const void* sbuf, size_t scount, rrt_datatype_t stype, void* rb
                     comm, request, true, true);
 }
 
-// scatter: the root sends (scount or scounts/displs), everyone receives rcount (root: unless
-// recvbuf is in place).
+// scatter: the root sends (scount or scounts/displs), everyone receives rcount.
 static int scatterImpl(const char* fn, const void* sbuf, size_t scount, const size_t* scounts,
                        const size_t* displs, rrt_datatype_t stype, void* rbuf, size_t rcount,
                        rrt_datatype_t rtype, int root, rrt_comm_t comm, rrt_request_t* request,
                        bool nb, bool v) {
-  proto::Comm* c = nullptr;
   CollArgs a;
   a.kind = v ? CollKind::Scatterv : CollKind::Scatter;
   a.sbuf = sbuf;
   a.rbuf = rbuf;
-  a.root = root;
-  Status s = checkCommon(fn, comm, &c);
-  if (s == Status::Ok) s = api::checkRoot(fn, *c, root);
-  const bool isRoot = s == Status::Ok && c->rank == root;
-  size_t rbytes = 0, sblock = 0, extent = 0;
-  if (s == Status::Ok && coll::inPlace(rbuf) && !isRoot)
-    s = bad(fn, "RRT_IN_PLACE is only for the root", Status::ErrBuffer);
-  if (s == Status::Ok && !coll::inPlace(rbuf)) {
-    s = typedBytes(fn, rtype, rcount, &rbytes);
-    if (s == Status::Ok) s = api::checkBuffer(fn, rbuf, rbytes, "recvbuf");
-  }
-  if (s == Status::Ok && isRoot) {
-    if (v) {
-      s = vectorBytes(fn, *c, stype, scounts, displs, &a.sendBytes, &a.sendOffs, &extent);
-      if (s == Status::Ok) sblock = a.sendBytes[static_cast<size_t>(root)];
-    } else {
-      s = typedBytes(fn, stype, scount, &sblock);
-      extent = sblock * static_cast<size_t>(c->size);
-    }
-    if (s == Status::Ok && !coll::inPlace(rbuf) && rbytes != sblock)
-      s = bad(fn, "the root's send and receive sizes differ", Status::ErrCount);
-    if (s == Status::Ok) s = api::checkBuffer(fn, sbuf, extent, "sendbuf");
-  }
-  a.blockBytes = isRoot && !v ? sblock : rbytes;
-  return launch(fn, c, s, std::move(a), request, nb);
+  const Rooted x{v, rbuf, rcount, rtype, "recvbuf", sbuf, scount, scounts, displs, stype,
+                 "sendbuf"};
+  return rootedImpl(fn, x, std::move(a), &CollArgs::sendBytes, &CollArgs::sendOffs, root, comm,
+                    request, nb);
 }
 int rrt_scatter(const void* sbuf, size_t scount, rrt_datatype_t stype, void* rbuf, size_t rcount,
                 rrt_datatype_t rtype, int root, rrt_comm_t comm) {

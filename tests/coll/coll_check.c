@@ -397,6 +397,55 @@ static void t_outstanding(Ctx* c) {
   free(want);
 }
 
+#define EXPECT_RC(want, call)                                                          \
+  do {                                                                                 \
+    int rc_ = (call);                                                                  \
+    if (rc_ != (want))                                                                 \
+      FAIL("%s -> %s, expected %s (line %d)", #call, rrt_strerror(rc_), rrt_strerror(want), \
+           __LINE__);                                                                  \
+  } while (0)
+
+/* Bad arguments come back as errors, on the ranks that can see them, and a failed call takes no
+ * collective sequence number: collectives after it still match across the ranks. */
+static void t_errors(Ctx* c) {
+  const int root = 0, me = c->rank, n = c->size;
+  int32_t in[4] = {1, 2, 3, 4}, out[4 * 64];
+  size_t cnt[64], dsp[64];
+  for (int r = 0; r < n; ++r) cnt[r] = 1, dsp[r] = (size_t)r;
+  rrt_request_t req;
+  /* Seen by every rank. */
+  EXPECT_RC(RRT_ERR_ROOT, rrt_bcast(in, 1, RRT_INT32, n, c->comm));
+  EXPECT_RC(RRT_ERR_ROOT, rrt_gather(in, 1, RRT_INT32, out, 1, RRT_INT32, -1, c->comm));
+  EXPECT_RC(RRT_ERR_ROOT, rrt_iscatter(in, 1, RRT_INT32, out, 1, RRT_INT32, n, c->comm, &req));
+  EXPECT_RC(RRT_ERR_TYPE, rrt_allreduce(in, out, 1, (rrt_datatype_t)9999, RRT_SUM, c->comm));
+  EXPECT_RC(RRT_ERR_OP, rrt_allreduce(in, out, 1, RRT_INT32, (rrt_op_t)9999, c->comm));
+  EXPECT_RC(RRT_ERR_COMM, rrt_barrier((rrt_comm_t)12345));
+  EXPECT_RC(RRT_ERR_BUFFER, rrt_allgather(NULL, 1, RRT_INT32, out, 1, RRT_INT32, c->comm));
+  /* Seen only by the root (counts and the whole buffer matter there) or only by the others. */
+  if (me == root) {
+    EXPECT_RC(RRT_ERR_ARG, rrt_gatherv(in, 1, RRT_INT32, out, NULL, dsp, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_ARG, rrt_scatterv(in, cnt, NULL, RRT_INT32, out, 1, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_COUNT, rrt_gather(in, 2, RRT_INT32, out, 1, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_COUNT, rrt_scatter(in, 1, RRT_INT32, out, 3, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_BUFFER, rrt_gather(in, 1, RRT_INT32, NULL, 1, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_BUFFER,
+              rrt_scatterv(NULL, cnt, dsp, RRT_INT32, out, 1, RRT_INT32, root, c->comm));
+  } else {
+    EXPECT_RC(RRT_ERR_BUFFER,
+              rrt_gather(RRT_IN_PLACE, 1, RRT_INT32, out, 1, RRT_INT32, root, c->comm));
+    EXPECT_RC(RRT_ERR_BUFFER,
+              rrt_scatter(in, 1, RRT_INT32, RRT_IN_PLACE, 1, RRT_INT32, root, c->comm));
+  }
+  /* Still in step: a gather and a scatter that every rank makes. */
+  int32_t mine = 100 + me, back = -1;
+  OK(rrt_gather(&mine, 1, RRT_INT32, out, 1, RRT_INT32, root, c->comm));
+  if (me == root)
+    for (int r = 0; r < n; ++r)
+      if (out[r] != 100 + r) FAIL("%s gather after errors: [%d] = %d", c->name, r, (int)out[r]);
+  OK(rrt_scatter(out, 1, RRT_INT32, &back, 1, RRT_INT32, root, c->comm));
+  if (back != 100 + me) FAIL("%s scatter after errors: %d", c->name, (int)back);
+}
+
 static void run_all(Ctx* c) {
   size_t counts[4] = {0, 1, 1021, g_big};
   for (int k = 0; k < (g_big ? 4 : 3); ++k) {
@@ -404,6 +453,7 @@ static void run_all(Ctx* c) {
     t_data(c, counts[k] * (k == 3 ? 4 : 1));
   }
   t_outstanding(c);
+  t_errors(c);
   OK(rrt_barrier(c->comm));
 }
 
