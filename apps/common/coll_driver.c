@@ -33,19 +33,8 @@ static void split(size_t count, int nranks, size_t *counts, int *int_counts) {
 int coll_main(int argc, char **argv, const struct coll_runtime *rt,
               const struct coll_bench *bench) {
   struct bench_options opts;
-  char error[256] = "";
-  switch (bench_parse(argc, argv, bench->kind, &opts, error, sizeof error)) {
-    case BENCH_HELP:
-      if (rt->rank == 0) bench_usage(stdout, bench->program, bench->kind);
-      return 0;
-    case BENCH_BAD_USAGE:
-      if (rt->rank == 0) {
-        fprintf(stderr, "%s: %s\n\n", bench->program, error);
-        bench_usage(stderr, bench->program, bench->kind);
-      }
-      return 1;
-    case BENCH_RUN: break;
-  }
+  int code = bench_start(argc, argv, bench->kind, bench->program, rt->rank, &opts);
+  if (code >= 0) return code;
   if (rt->nranks < 2) {
     if (rt->rank == 0)
       fprintf(stderr, "%s: this test requires at least two ranks\n", bench->program);
@@ -59,22 +48,14 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   }
 
   const int on_device = opts.device == BENCH_DEV_CUDA;
-  if (on_device) {
-    const char *why = bench_device_check(rt->device_unavailable);
-    if (why) {
-      if (rt->rank == 0) {
-        printf("# %s: -d cuda: %s: skipped\n", bench->program, why);
-        fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
-      }
-      return DEVICE_SKIP_EXIT;
-    }
-  }
+  if (on_device && bench_device_skip(rt->device_unavailable, bench->program, rt->rank))
+    return DEVICE_SKIP_EXIT;
   size_t np = (size_t)rt->nranks;
   size_t max = opts.kind == BENCH_COLL ? opts.max_size : 0;
   size_t send_bytes = max * (bench->send_blocks == COLL_BLOCK_PER_RANK ? np : 1);
   size_t recv_bytes = max * (bench->recv_blocks == COLL_BLOCK_PER_RANK ? np : 1);
-  void *send = on_device ? device_mem_alloc(send_bytes) : bench_alloc(send_bytes);
-  void *recv = on_device ? device_mem_alloc(recv_bytes) : bench_alloc(recv_bytes);
+  void *send = device_mem_or_host_alloc(on_device, send_bytes);
+  void *recv = device_mem_or_host_alloc(on_device, recv_bytes);
   size_t *counts = calloc(np, sizeof *counts);
   int *int_counts = calloc(np, sizeof *int_counts);
   if (!send || !recv || !counts || !int_counts) {
@@ -112,12 +93,7 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   }
   free(int_counts);
   free(counts);
-  if (on_device) {
-    device_mem_free(recv);
-    device_mem_free(send);
-  } else {
-    free(recv);
-    free(send);
-  }
+  device_mem_or_host_free(on_device, recv);
+  device_mem_or_host_free(on_device, send);
   return 0;
 }

@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -86,4 +88,16 @@ int device_mem_to_host(void *dst, const void *src, size_t n) {
 int device_mem_from_host(void *dst, const void *src, size_t n) {
   if (cu.state <= 0) return -1;
   return n && cu.htod((CUdeviceptr)(uintptr_t)dst, src, n) != 0 ? -1 : 0;
+}
+
+void *device_mem_or_host_alloc(int on_device, size_t bytes) {
+  if (on_device) return device_mem_alloc(bytes);
+  void *p = NULL;
+  size_t page = (size_t)sysconf(_SC_PAGESIZE);
+  return posix_memalign(&p, page, bytes ? bytes : 1) == 0 ? p : NULL;
+}
+
+void device_mem_or_host_free(int on_device, void *p) {
+  if (on_device) device_mem_free(p);
+  else free(p);
 }

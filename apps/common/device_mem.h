@@ -21,6 +21,10 @@ int device_mem_fill(void *p, int byte, size_t n); /* 0 on success */
 int device_mem_to_host(void *dst, const void *src, size_t n);
 int device_mem_from_host(void *dst, const void *src, size_t n);
 
+/* A benchmark buffer of bytes on the device or (page-aligned) on the host; NULL on failure. */
+void *device_mem_or_host_alloc(int on_device, size_t bytes);
+void device_mem_or_host_free(int on_device, void *p);
+
 /* The exit status of a benchmark or test that skips (automake's SKIP). */
 #define DEVICE_SKIP_EXIT 77
 

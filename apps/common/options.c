@@ -234,11 +234,33 @@ void bench_print_coll_row(const struct bench_options *opts, size_t size, double 
   fflush(stdout);
 }
 
-void *bench_alloc(size_t bytes) {
-  void *p = NULL;
-  size_t page = (size_t)sysconf(_SC_PAGESIZE);
-  if (posix_memalign(&p, page, bytes ? bytes : 1) != 0) return NULL;
-  return p;
+
+int bench_start(int argc, char **argv, enum bench_kind kind, const char *program, int rank,
+                struct bench_options *opts) {
+  char error[256] = "";
+  switch (bench_parse(argc, argv, kind, opts, error, sizeof error)) {
+    case BENCH_HELP:
+      if (rank == 0) bench_usage(stdout, program, kind);
+      return 0;
+    case BENCH_BAD_USAGE:
+      if (rank == 0) {
+        fprintf(stderr, "%s: %s\n\n", program, error);
+        bench_usage(stderr, program, kind);
+      }
+      return 1;
+    case BENCH_RUN: break;
+  }
+  return -1;
+}
+
+int bench_device_skip(const char *(*device_unavailable)(void), const char *program, int rank) {
+  const char *why = bench_device_check(device_unavailable);
+  if (!why) return 0;
+  if (rank == 0) {
+    printf("# %s: -d cuda: %s: skipped\n", program, why);
+    fflush(stdout); /* the launcher may end this rank as soon as a peer exits 77 */
+  }
+  return 1;
 }
 
 const char *bench_device_check(const char *(*device_unavailable)(void)) {

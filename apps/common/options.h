@@ -52,6 +52,10 @@ enum bench_parse_result { BENCH_RUN, BENCH_HELP, BENCH_BAD_USAGE };
 enum bench_parse_result bench_parse(int argc, char **argv, enum bench_kind kind,
                                     struct bench_options *opts, char *error, size_t errlen);
 void bench_usage(FILE *out, const char *program, enum bench_kind kind);
+/* bench_parse for a benchmark's main: prints help or the usage error (rank 0 only). Returns -1
+ * to go on, else the exit status (0 after help, 1 after a usage error). */
+int bench_start(int argc, char **argv, enum bench_kind kind, const char *program, int rank,
+                struct bench_options *opts);
 
 size_t bench_iters(const struct bench_options *opts, size_t size);
 size_t bench_skip(const struct bench_options *opts, size_t size);
@@ -69,9 +73,10 @@ void bench_print_coll_row(const struct bench_options *opts, size_t size, double 
 
 /* -d cuda: the runtime's answer (NULL = device buffers work), or a reason for a NULL callback. */
 const char *bench_device_check(const char *(*device_unavailable)(void));
+/* -d cuda without usable device buffers: rank 0 says why; returns 1 (the caller then exits with
+ * DEVICE_SKIP_EXIT). 0 when the benchmark can run. */
+int bench_device_skip(const char *(*device_unavailable)(void), const char *program, int rank);
 
-/* A page-aligned buffer of bytes, or NULL. Free with free(). */
-void *bench_alloc(size_t bytes);
 
 #ifdef __cplusplus
 }
