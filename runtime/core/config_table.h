@@ -17,6 +17,8 @@ RRT_TUNABLE(TcpSockBuf,      "TCP_SOCKBUF",      "4M",    "socket send and recei
 RRT_TUNABLE(TcpEagerLimit,   "TCP_EAGER_LIMIT",  "auto",  "eager limit of the TCP transport (bytes); RRT_EAGER_LIMIT overrides every transport")
 RRT_TUNABLE(IbDevices,       "IB_DEVICES",       "auto",  "RDMA devices and ports for verbs, e.g. mlx5_0:1,mlx5_1:1 (first that is active); auto = the first active port")
 RRT_TUNABLE(IbGidIndex,      "IB_GID_INDEX",     "auto",  "GID index on RoCE; auto = the first RoCE v2 GID with an IPv4 address")
+RRT_TUNABLE(IbCm,            "IB_CM",            "auto",  "verbs connection set-up: pmix (QP attributes exchanged through PMIx, every QP at start), rdmacm (librdmacm on first use; RoCE), auto = rdmacm on RoCE where the kernel has rdma_cm, else pmix")
+RRT_TUNABLE(IbCmTimeout,     "IB_CM_TIMEOUT",    "30",    "seconds an rdma_cm connection may take to set up before its peer counts as failed")
 RRT_TUNABLE(IbEagerBuf,      "IB_EAGER_BUF",     "auto",  "bytes of each SRQ receive buffer (the largest verbs active message + 4); auto = 8K + 64")
 RRT_TUNABLE(IbCredits,       "IB_CREDITS",       "32",    "eager SENDs a peer may have in our SRQ before it waits for credits")
 RRT_TUNABLE(IbSrqDepth,      "IB_SRQ_DEPTH",     "auto",  "receive buffers in the shared receive queue; auto = peers x (credits + 2); credits shrink to fit")

@@ -1,21 +1,32 @@
-// The verbs transport's address blob (published through PMIx as "rrt.verbs") and the transport's
-// own header on every SEND. Both are packed PODs with asserted sizes, read only after checks.
+// The verbs transport's wire formats: the address blob (published through PMIx as "rrt.verbs"),
+// the private data of its rdma_cm connection handshake, and its own header on every SEND. All
+// are packed PODs with asserted sizes, read only after the checks of address.cc.
 //
-// Connection path implemented: PMIx-exchanged QP attributes. Each rank creates one RC QP per
-// peer it serves before the fence and publishes its port's LID, GID, active MTU and, per world
-// rank, the QPN and starting PSN of the QP dedicated to that rank. After the fence each side
-// reads the peer's blob and moves its QP to RTR (peer QPN/PSN/LID/GID) and RTS. A second
-// connection manager (librdmacm, for RoCE fabrics that need address resolution) would fill the
-// same QpAddress from its own exchange (qp.h takes a QpAddress, not a blob).
+// Two connection managers (RRT_IB_CM; verbs_transport.h says which "auto" takes):
+//   pmix    Each rank creates one RC QP per peer it serves before the fence and publishes its
+//           port's LID, GID, active MTU and, per world rank, the QPN and starting PSN of the QP
+//           dedicated to that rank (count QpSlots follow the header). After the fence each side
+//           reads the peer's blob and moves its QP to RTR and RTS (qp.h).
+//   rdmacm  Each rank listens with librdmacm on the IP address of its RDMA device's netdev (the
+//           address its RoCE GID holds) and publishes that address and the listening port (one
+//           CmEndpoint follows the header, count is 0). QPs are made lazily, on the first
+//           message to a peer, by rdma_cm's address/route resolution and REQ/REP/RTU handshake
+//           (rdmacm.h); CmPrivate rides in the REQ, the REP and a REJ.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/core/status.h"
 
 namespace rrt::transport::verbs {
 
 constexpr uint32_t kAddrMagic = 0x72727662;  // "rrvb"
-constexpr uint16_t kAddrVersion = 1;
+constexpr uint16_t kAddrVersion = 2;         // 2: the cm field and the rdmacm endpoint
+
+enum class CmKind : uint8_t { Pmix = 0, Rdmacm = 1 };
 
 struct AddressHeader {
   uint32_t magic;
@@ -25,8 +36,8 @@ struct AddressHeader {
   uint8_t mtu;        // ibv_mtu enum
   uint8_t hasGid;     // 1: address with a GRH (RoCE, or a GID index chosen on IB)
   uint8_t linkLayer;  // IBV_LINK_LAYER_*
-  uint8_t pad;
-  uint32_t count;     // QpSlot entries that follow: one per world rank
+  uint8_t cm;         // CmKind: what follows the header
+  uint32_t count;     // Pmix: QpSlot entries that follow, one per world rank; Rdmacm: 0
 } __attribute__((packed));
 static_assert(sizeof(AddressHeader) == 32, "verbs address header is 32 bytes");
 
@@ -36,7 +47,16 @@ struct QpSlot {
 } __attribute__((packed));
 static_assert(sizeof(QpSlot) == 8, "verbs QP slot is 8 bytes");
 
-// What one side needs of the other to bring its QP to RTR.
+// Where a rank's rdma_cm listener is (CmKind::Rdmacm).
+struct CmEndpoint {
+  uint8_t family;    // 4 or 6
+  uint8_t pad;
+  uint16_t port;     // network byte order
+  uint8_t addr[16];  // IPv4: the first 4 bytes
+} __attribute__((packed));
+static_assert(sizeof(CmEndpoint) == 20, "rdma_cm endpoint is 20 bytes");
+
+// What one side needs of the other to bring its QP to RTR (pmix).
 struct QpAddress {
   uint16_t lid = 0;
   uint8_t gid[16] = {};
@@ -45,6 +65,36 @@ struct QpAddress {
   uint32_t qpn = 0;
   uint32_t psn = 0;
 };
+
+// A peer's blob, parsed for one reader (myRank).
+struct PeerAddress {
+  CmKind cm = CmKind::Pmix;
+  QpAddress qp;         // pmix: the peer's port and its QP for myRank
+  CmEndpoint ep{};      // rdmacm: the peer's listener
+  uint8_t linkLayer = 0;
+};
+
+// The rdma_cm handshake's private data: REQ (Connect), REP (Accept) and REJ (Reject). rdma_cm
+// pads what it delivers (56 bytes of a REQ on RoCE), so a reader checks len >= sizeof.
+constexpr uint32_t kCmMagic = 0x72727663;  // "rrvc"
+constexpr uint16_t kCmVersion = 1;
+enum class CmMsg : uint8_t { Connect = 1, Accept = 2, Reject = 3 };
+enum class CmReject : uint8_t {
+  None = 0,
+  Crossing = 1,   // the rejecter is connecting to the requester itself (lower rank wins)
+  Duplicate = 2,  // a connection between the two exists already
+};
+
+struct CmPrivate {
+  uint32_t magic;
+  uint16_t version;
+  uint8_t msg;      // CmMsg
+  uint8_t reason;   // CmReject (Reject only)
+  uint32_t src;     // world rank of the sender of this private data
+  uint32_t dst;     // world rank it means to reach
+  uint64_t job;     // jobHash() of the job: a stranger (another job, a scanner) is rejected
+} __attribute__((packed));
+static_assert(sizeof(CmPrivate) == 24, "rdma_cm private data is 24 bytes");
 
 // Opens every SEND/SEND payload: which active message (0 = credits only) and the credits the
 // sender returns for receive buffers of ours it has consumed and re-posted.
@@ -56,5 +106,33 @@ struct AmHeader {
 static_assert(sizeof(AmHeader) == 4, "verbs AM header is 4 bytes");
 
 constexpr uint8_t kCreditOnly = 0;  // AmHeader::id of an explicit credit message
+
+// ---- pure helpers (address.cc; unit-tested without a device) -------------------------------
+
+// The blob: the header (version and cm set here; count from the slots), then the QP slots (pmix)
+// or the endpoint (rdmacm).
+void packAddress(AddressHeader h, const std::vector<QpSlot>& slots, const CmEndpoint* ep,
+                 std::vector<uint8_t>* out);
+// ErrWireup for anything malformed: short, wrong magic or version, unknown cm, a count that
+// is not the world size (pmix) or not 0 (rdmacm), a length that does not match, an MTU
+// outside 256..4096, no QP for myRank, a bad endpoint (family, port 0, IPv4 with junk).
+Status parseAddress(const void* blob, size_t len, int worldSize, int myRank, PeerAddress* out);
+
+// The endpoint of the IP address a RoCE GID holds: IPv4-mapped (::ffff:a.b.c.d) -> IPv4, a
+// global IPv6 GID -> IPv6. ErrUnsupported for a zero, link-local or multicast GID (no usable
+// address: rdma_cm needs a routable one). port is left 0.
+Status endpointFromGid(const uint8_t gid[16], CmEndpoint* out);
+std::string endpointString(const CmEndpoint& ep);  // "10.1.2.3:4791", "[fd00::1]:4791"
+
+// A 64-bit digest of the job's id and secret (FNV-1a): equal for every rank of a job.
+uint64_t jobHash(const std::string& jobId, const std::string& secret);
+
+CmPrivate makeCmPrivate(CmMsg msg, int src, int dst, uint64_t job,
+                        CmReject reason = CmReject::None);
+// Checks private data received in a REQ/REP/REJ: magic, version, msg, job, dst == myRank and a
+// src inside the world other than myRank. On success *src is the sender's rank (and *reason the
+// reject reason, when asked for); on failure *why says what was wrong (for the log).
+Status checkCmPrivate(const void* data, size_t len, CmMsg want, uint64_t job, int worldSize,
+                      int myRank, int* src, CmReject* reason, const char** why);
 
 }  // namespace rrt::transport::verbs

@@ -1,5 +1,7 @@
 #include "runtime/transport/verbs/verbs_transport.h"
 
+#include "rrt_config.h"  // RRT_HAVE_RDMACM
+
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
@@ -21,6 +23,9 @@
 #include "runtime/transport/verbs/bounce_pool.h"
 #include "runtime/transport/verbs/device.h"
 #include "runtime/transport/verbs/qp.h"
+#ifdef RRT_HAVE_RDMACM
+#include "runtime/transport/verbs/rdmacm.h"
+#endif
 
 namespace rrt::transport::verbs {
 namespace {
@@ -32,6 +37,7 @@ constexpr uint32_t kCreditSlack = 2;          // SRQ buffers per peer beyond its
 constexpr size_t kDefaultEagerBuf = 8192 + 64;
 constexpr size_t kDefaultSendBufs = 256;
 constexpr size_t kDefaultMaxZcopy = size_t{1} << 20;
+constexpr uint32_t kCmPollEvery = 256;        // progress() calls between rdma_cm polls when idle
 
 // A memory registration: the cache's handle and the transport's MemHandle in one.
 struct VerbsMr final : MemHandle {
@@ -78,7 +84,13 @@ Status wcStatusToStatus(ibv_wc_status s) {
   }
 }
 
-class VerbsTransport final : public Transport, public memory::RegDomain {
+#ifdef RRT_HAVE_RDMACM
+using CmOwnerBase = CmOwner;
+#else
+class CmOwnerBase {};
+#endif
+
+class VerbsTransport final : public Transport, public memory::RegDomain, public CmOwnerBase {
  public:
   explicit VerbsTransport(const Context& ctx) : ctx_(ctx) {}
   ~VerbsTransport() override;
@@ -94,6 +106,7 @@ class VerbsTransport final : public Transport, public memory::RegDomain {
   bool reachable(int peer) const override {
     if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size)) return false;
     const PeerState& p = peers_[static_cast<size_t>(peer)];
+    if (cm_ == CmKind::Rdmacm) return serves(peer) && !p.failed;  // connected on first use
     return p.qp != nullptr && p.connected && !p.failed;
   }
   Status connect(int peer, const void* blob, size_t len) override;
@@ -123,7 +136,16 @@ class VerbsTransport final : public Transport, public memory::RegDomain {
   void dereg(void* handle) override;
 
   bool serves(int peer) const;
-  Status parsePeer(int peer, const void* blob, size_t len, QpAddress* out) const;
+  Status chooseCm();
+  std::string cmName() const;
+  Status newQp(int peer);
+  Status parsePeer(int peer, const void* blob, size_t len, PeerAddress* out) const;
+#ifdef RRT_HAVE_RDMACM
+  // CmOwner
+  Status cmQp(int peer, ibv_qp** qp) override;
+  void cmEstablished(int peer) override;
+  void cmFailed(int peer, Status why) override { failPeer(peer, why); }
+#endif
   Status rdma(ibv_wr_opcode op, int peer, void* local, size_t len, MemHandle* localMh,
               uint64_t remoteAddr, const void* rkey, size_t rkeyLen, Completion* done);
   // Posts wr as slot of peer; NoResource / ErrTransport leave nothing posted.
@@ -151,9 +173,18 @@ class VerbsTransport final : public Transport, public memory::RegDomain {
   uint32_t sendMask_ = 0;
   int served_ = 0;
   bool inProgress_ = false;
+  CmKind cm_ = CmKind::Pmix;
+  std::mt19937 rng_;  // starting PSNs
+#ifdef RRT_HAVE_RDMACM
+  std::unique_ptr<RdmaCm> rdmacm_;
+  uint32_t cmTick_ = 0;
+#endif
 };
 
 VerbsTransport::~VerbsTransport() {
+#ifdef RRT_HAVE_RDMACM
+  rdmacm_.reset();  // its ids first (a connected one tells the peer), then our QPs
+#endif
   regCache_.reset();  // deregisters while the PD lives
   for (PeerState& p : peers_)
     if (p.qp) ibv_destroy_qp(p.qp);
@@ -239,19 +270,11 @@ Status VerbsTransport::init() {
   RRT_TRY(sendPool_.init(dev_.pd, std::max<size_t>(1, sendBufs), eagerBuf));
 
   peers_.resize(static_cast<size_t>(ctx_.size));
-  std::mt19937 rng(static_cast<uint32_t>(getpid()) * 2654435761u ^ static_cast<uint32_t>(ctx_.rank));
-  for (int w = 0; w < ctx_.size; ++w) {
-    if (!serves(w)) continue;
-    PeerState& p = peers_[static_cast<size_t>(w)];
-    uint32_t inl = 0;
-    RRT_TRY(createRcQp(dev_, cq_, srq_, qs_, &p.qp, &inl));
-    maxInline_ = std::min(maxInline_, inl);
-    p.psn = rng() & 0xffffff;
-    p.credits = credits_;
-    p.sqFree = qs_.sendDepth;
-    p.slots.resize(qs_.sendDepth);
-    qpnToPeer_[p.qp->qp_num] = w;
-  }
+  rng_.seed(static_cast<uint32_t>(getpid()) * 2654435761u ^ static_cast<uint32_t>(ctx_.rank));
+  RRT_TRY(chooseCm());
+  if (cm_ == CmKind::Pmix)  // every QP now, connected at start(); rdmacm makes them on first use
+    for (int w = 0; w < ctx_.size; ++w)
+      if (serves(w)) RRT_TRY(newQp(w));
   creditDue_.reserve(peers_.size());
 
   memory::RegCache::Limits lim;
@@ -274,16 +297,89 @@ Status VerbsTransport::init() {
   return Status::Ok;
 }
 
+// RRT_IB_CM. auto: rdmacm on a RoCE port where the kernel offers rdma_cm, else pmix. On RoCE
+// the kernel's rdma_cm resolves what the fabric needs from its IP configuration (the peer's MAC
+// through ARP/ND, VLAN, the GID index of the source address and RoCE version), and QPs are made
+// only for the peers a rank talks to. On InfiniBand a LID needs no resolution, rdma_cm would need
+// IPoIB configured, and the PMIx exchange connects every pair with one fence.
+Status VerbsTransport::chooseCm() {
+  const std::string& want = config::value(config::Tunable::IbCm);
+  if (want != "auto" && want != "pmix" && want != "rdmacm")
+    RRT_WARN("RRT_IB_CM=%s is not auto, pmix or rdmacm: using auto", want.c_str());
+  cm_ = CmKind::Pmix;
+  if (want == "pmix" || (want != "rdmacm" && !dev_.roce)) return Status::Ok;
+#ifdef RRT_HAVE_RDMACM
+  std::string why;
+  if (want != "rdmacm" && !rdmacmAvailable(&why)) return Status::Ok;
+  RdmaCm::Settings s;
+  s.qp = qs_;
+  s.setupTimeoutS = config::doubleOr(config::Tunable::IbCmTimeout, 30);
+  auto cm = std::make_unique<RdmaCm>(this, ctx_.rank, ctx_.size, jobHash(ctx_.jobId, ctx_.secret));
+  Status st = cm->open(dev_, s);
+  if (st == Status::Ok) {
+    rdmacm_ = std::move(cm);
+    cm_ = CmKind::Rdmacm;
+    return Status::Ok;
+  }
+  if (want != "rdmacm") return Status::Ok;  // auto: the PMIx exchange instead
+  RRT_WARN("verbs: RRT_IB_CM=rdmacm but rdma_cm cannot serve %s port %u", dev_.name.c_str(),
+           dev_.port);
+  return st == Status::ErrUnsupported ? st : Status::ErrUnsupported;
+#else
+  if (want != "rdmacm") return Status::Ok;
+  RRT_WARN("verbs: RRT_IB_CM=rdmacm but this build has no librdmacm");
+  return Status::ErrUnsupported;
+#endif
+}
+
+std::string VerbsTransport::cmName() const {
+#ifdef RRT_HAVE_RDMACM
+  if (cm_ == CmKind::Rdmacm) return "rdmacm(" + endpointString(rdmacm_->endpoint()) + ")";
+#endif
+  return "pmix";
+}
+
+// A QP (INIT) for peer w on the CQ and SRQ, with its credits and send slots.
+Status VerbsTransport::newQp(int w) {
+  PeerState& p = peers_[static_cast<size_t>(w)];
+  if (p.qp) return Status::Ok;
+  uint32_t inl = 0;
+  RRT_TRY(createRcQp(dev_, cq_, srq_, qs_, &p.qp, &inl));
+  maxInline_ = std::min(maxInline_, inl);
+  p.psn = rng_() & 0xffffff;
+  p.credits = credits_;
+  p.sqFree = qs_.sendDepth;
+  p.slots.resize(qs_.sendDepth);
+  qpnToPeer_[p.qp->qp_num] = w;
+  return Status::Ok;
+}
+
+#ifdef RRT_HAVE_RDMACM
+Status VerbsTransport::cmQp(int peer, ibv_qp** qp) {
+  if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size) || !serves(peer))
+    return Status::ErrRank;
+  if (peers_[static_cast<size_t>(peer)].failed) return Status::ErrProcFailed;
+  RRT_TRY(newQp(peer));
+  *qp = peers_[static_cast<size_t>(peer)].qp;
+  return Status::Ok;
+}
+
+void VerbsTransport::cmEstablished(int peer) {
+  PeerState& p = peers_[static_cast<size_t>(peer)];
+  if (!p.failed && p.qp) p.connected = true;  // the engine retries its queued sends from progress
+}
+#endif
+
 std::string VerbsTransport::describe() const {
   char buf[512];
   snprintf(buf, sizeof buf,
            "device=%s port=%u link=%s lid=%u gid_index=%d mtu=%s qps=%d srq=%zu x %zuB "
-           "credits=%u send_bufs=%zu tx_depth=%u inline=%u max_rd=%u cq=%zu reg_cache=%s",
+           "credits=%u send_bufs=%zu tx_depth=%u inline=%u max_rd=%u cq=%zu reg_cache=%s cm=%s",
            dev_.name.c_str(), dev_.port, dev_.roce ? "ethernet(RoCE)" : "infiniband",
            dev_.portAttr.lid, dev_.gidIndex, mtuName(dev_.portAttr.active_mtu), served_,
            srqDepth_, recvPool_.bufBytes(), credits_, sendPool_.count(), qs_.sendDepth,
            maxInline_, maxReads_, cqDepth_,
-           config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off");
+           config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off", cmName().c_str());
   return buf;
 }
 
@@ -291,8 +387,6 @@ std::string VerbsTransport::describe() const {
 
 Status VerbsTransport::address(std::vector<uint8_t>* blob) {
   AddressHeader h{};
-  h.magic = kAddrMagic;
-  h.version = kAddrVersion;
   h.lid = dev_.portAttr.lid;
   if (dev_.gidIndex >= 0) {
     memcpy(h.gid, dev_.gid.raw, 16);
@@ -300,48 +394,43 @@ Status VerbsTransport::address(std::vector<uint8_t>* blob) {
   }
   h.mtu = static_cast<uint8_t>(dev_.portAttr.active_mtu);
   h.linkLayer = dev_.portAttr.link_layer;
-  h.count = static_cast<uint32_t>(ctx_.size);
-  blob->resize(sizeof h + sizeof(QpSlot) * static_cast<size_t>(ctx_.size));
-  memcpy(blob->data(), &h, sizeof h);
+#ifdef RRT_HAVE_RDMACM
+  if (cm_ == CmKind::Rdmacm) {
+    packAddress(h, {}, &rdmacm_->endpoint(), blob);
+    return Status::Ok;
+  }
+#endif
+  std::vector<QpSlot> slots(static_cast<size_t>(ctx_.size));
   for (int w = 0; w < ctx_.size; ++w) {
     const PeerState& p = peers_[static_cast<size_t>(w)];
-    QpSlot s{p.qp ? p.qp->qp_num : 0, p.psn};
-    memcpy(blob->data() + sizeof h + sizeof s * static_cast<size_t>(w), &s, sizeof s);
+    slots[static_cast<size_t>(w)] = QpSlot{p.qp ? p.qp->qp_num : 0, p.psn};
+  }
+  packAddress(h, slots, nullptr, blob);
+  return Status::Ok;
+}
+
+Status VerbsTransport::parsePeer(int peer, const void* blob, size_t len, PeerAddress* out) const {
+  Status st = parseAddress(blob, len, ctx_.size, ctx_.rank, out);
+  if (st != Status::Ok) return st;
+  if (out->cm != cm_) {
+    RRT_WARN("verbs: rank %d connects through %s, this rank through %s (set RRT_IB_CM alike)",
+             peer, out->cm == CmKind::Rdmacm ? "rdmacm" : "pmix",
+             cm_ == CmKind::Rdmacm ? "rdmacm" : "pmix");
+    return Status::ErrWireup;
   }
   return Status::Ok;
 }
 
-Status VerbsTransport::parsePeer(int peer, const void* blob, size_t len, QpAddress* out) const {
-  AddressHeader h;
-  if (len < sizeof h) return Status::ErrWireup;
-  memcpy(&h, blob, sizeof h);
-  if (h.magic != kAddrMagic || h.version != kAddrVersion ||
-      h.count != static_cast<uint32_t>(ctx_.size) ||
-      len != sizeof h + sizeof(QpSlot) * static_cast<size_t>(h.count) || h.mtu < IBV_MTU_256 ||
-      h.mtu > IBV_MTU_4096)
-    return Status::ErrWireup;
-  QpSlot s;
-  memcpy(&s, static_cast<const uint8_t*>(blob) + sizeof h + sizeof s * static_cast<size_t>(ctx_.rank),
-         sizeof s);
-  if (s.qpn == 0) return Status::ErrWireup;  // the peer made no QP for us
-  out->lid = h.lid;
-  memcpy(out->gid, h.gid, 16);
-  out->hasGid = h.hasGid != 0;
-  out->mtu = h.mtu;
-  out->qpn = s.qpn;
-  out->psn = s.psn & 0xffffff;
-  return Status::Ok;
-}
-
 Status VerbsTransport::start() {
+  if (cm_ != CmKind::Pmix) return Status::Ok;
   for (int w = 0; w < ctx_.size; ++w) {
     PeerState& p = peers_[static_cast<size_t>(w)];
     if (!p.qp) continue;
     std::vector<uint8_t> blob;
-    QpAddress a;
+    PeerAddress a;
     Status st = ctx_.lookup ? ctx_.lookup(w, "rrt.verbs", &blob) : Status::ErrWireup;
     if (st == Status::Ok) st = parsePeer(w, blob.data(), blob.size(), &a);
-    if (st == Status::Ok) st = connectRcQp(dev_, p.qp, qs_, a, p.psn);
+    if (st == Status::Ok) st = connectRcQp(dev_, p.qp, qs_, a.qp, p.psn);
     if (st != Status::Ok) {
       RRT_WARN("verbs: no connection to rank %d: %s", w, statusName(st));
       p.failed = true;  // not reachable(): another transport, or none, serves it
@@ -354,8 +443,12 @@ Status VerbsTransport::start() {
 
 Status VerbsTransport::connect(int peer, const void* blob, size_t len) {
   if (!reachable(peer)) return Status::ErrUnsupported;
-  QpAddress a;
-  return parsePeer(peer, blob, len, &a);
+  PeerAddress a;
+  RRT_TRY(parsePeer(peer, blob, len, &a));
+#ifdef RRT_HAVE_RDMACM
+  if (cm_ == CmKind::Rdmacm) return rdmacm_->connect(peer, a.ep);  // returns at once
+#endif
+  return Status::Ok;
 }
 
 void VerbsTransport::disconnect(int peer) {
@@ -390,8 +483,8 @@ Status VerbsTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
   if (__builtin_expect(static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size), 0))
     return Status::ErrRank;
   PeerState& p = peers_[static_cast<size_t>(peer)];
-  if (__builtin_expect(!p.connected || p.failed, 0))
-    return p.failed ? Status::ErrProcFailed : Status::ErrRank;
+  if (__builtin_expect(!p.connected || p.failed, 0))  // rdmacm: until the handshake is done
+    return p.failed ? Status::ErrProcFailed : cm_ == CmKind::Rdmacm ? Status::NoResource : Status::ErrRank;
   const size_t total = sizeof(AmHeader) + hdrLen + len;
   if (__builtin_expect(total - sizeof(AmHeader) > caps_.maxAm || id == kCreditOnly, 0))
     return Status::ErrArg;
@@ -437,7 +530,8 @@ Status VerbsTransport::rdma(ibv_wr_opcode op, int peer, void* local, size_t len,
                             size_t rkeyLen, Completion* done) {
   if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size)) return Status::ErrRank;
   PeerState& p = peers_[static_cast<size_t>(peer)];
-  if (!p.connected || p.failed) return p.failed ? Status::ErrProcFailed : Status::ErrRank;
+  if (!p.connected || p.failed)
+    return p.failed ? Status::ErrProcFailed : cm_ == CmKind::Rdmacm ? Status::NoResource : Status::ErrRank;
   if (len == 0) return Status::Ok;
   auto* mr = static_cast<VerbsMr*>(localMh);
   if (!mr || !mr->mr || rkeyLen != sizeof(uint32_t) || len > caps_.maxZcopy || !done ||
@@ -580,6 +674,11 @@ int VerbsTransport::progress() {
   if (inProgress_) return 0;
   inProgress_ = true;
   int events = 0;
+#ifdef RRT_HAVE_RDMACM
+  // rdma_cm events cost a system call to look for: every call while a handshake is under way,
+  // else every kCmPollEvery-th (incoming requests, disconnections).
+  if (rdmacm_ && (rdmacm_->busy() || ++cmTick_ % kCmPollEvery == 0)) events += rdmacm_->poll();
+#endif
   ibv_wc wc[kPollBatch];
   int n;
   do {
