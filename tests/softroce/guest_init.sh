@@ -175,6 +175,12 @@ rrt_suite() {
     export "$cm=rdmacm"
     run_list rdmacm /rrt/tests/softroce/testlist.rdmacm
     unset "$cm"
+    # strangers' rdma_cm requests (wrong private data) refused while a job runs
+    if [ -x /rrt/tests/softroce/cm_stranger ] && [ -f /rrt/tests/softroce/rdmacm_auth.sh ]; then
+      begin
+      bash /rrt/tests/softroce/rdmacm_auth.sh >/tmp/rdmacm_auth.log 2>&1
+      result rdmacm_auth $? /tmp/rdmacm_auth.log
+    fi
   else
     run_list "$t" /rrt/tests/softroce/testlist
   fi

@@ -86,6 +86,7 @@ done
 put "$srcdir/tests/mp/run_testlist.sh" /rrt/tests/mp/run_testlist.sh
 put "$srcdir/tests/softroce/testlist" /rrt/tests/softroce/testlist
 put "$srcdir/tests/softroce/testlist.rdmacm" /rrt/tests/softroce/testlist.rdmacm
+put "$srcdir/tests/softroce/rdmacm_auth.sh" /rrt/tests/softroce/rdmacm_auth.sh
 
 # every library the ELF files need, where ldd finds it on this host (rrt's own are in /rrt/lib);
 # repeated until nothing new turns up (OpenPMIx's plugins bring their own)

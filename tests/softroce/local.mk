@@ -5,7 +5,7 @@
 TESTS += tests/softroce/softroce_test.sh
 EXTRA_DIST += tests/softroce/README.md tests/softroce/softroce_test.sh tests/softroce/kernel.sh \
 	tests/softroce/initramfs.sh tests/softroce/guest_init.sh tests/softroce/testlist \
-	tests/softroce/testlist.rdmacm tests/softroce/verbs_probe.c
+	tests/softroce/testlist.rdmacm tests/softroce/verbs_probe.c tests/softroce/rdmacm_auth.sh
 
 if HAVE_VERBS
 # Behaviours where verbs implementations may differ, probed in the guest (rdma_rxe) and, for
@@ -14,3 +14,10 @@ check_PROGRAMS += tests/softroce/verbs_probe
 tests_softroce_verbs_probe_SOURCES = tests/softroce/verbs_probe.c
 tests_softroce_verbs_probe_LDADD = -libverbs
 endif HAVE_VERBS
+
+if HAVE_RDMACM
+# A stranger's rdma_cm connection request (rdmacm_auth.sh, run in the guest: the host has no rdma_cm).
+check_PROGRAMS += tests/softroce/cm_stranger
+tests_softroce_cm_stranger_SOURCES = tests/softroce/cm_stranger.cc
+tests_softroce_cm_stranger_LDADD = -lrdmacm
+endif HAVE_RDMACM

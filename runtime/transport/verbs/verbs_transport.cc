@@ -374,11 +374,11 @@ std::string VerbsTransport::describe() const {
   char buf[512];
   snprintf(buf, sizeof buf,
            "device=%s port=%u link=%s lid=%u gid_index=%d mtu=%s qps=%d srq=%zu x %zuB "
-           "credits=%u send_bufs=%zu tx_depth=%u inline=%u max_rd=%u cq=%zu reg_cache=%s cm=%s",
+           "credits=%u send_bufs=%zu tx_depth=%u inline=%s max_rd=%u cq=%zu reg_cache=%s cm=%s",
            dev_.name.c_str(), dev_.port, dev_.roce ? "ethernet(RoCE)" : "infiniband",
            dev_.portAttr.lid, dev_.gidIndex, mtuName(dev_.portAttr.active_mtu), served_,
            srqDepth_, recvPool_.bufBytes(), credits_, sendPool_.count(), qs_.sendDepth,
-           maxInline_, maxReads_, cqDepth_,
+           maxInline_ == ~0u ? "(no QP yet)" : std::to_string(maxInline_).c_str(), maxReads_, cqDepth_,
            config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off", cmName().c_str());
   return buf;
 }
