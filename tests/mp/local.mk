@@ -9,7 +9,7 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_cancel tests/mp/p2p_completion tests/mp/p2p_sendrecv tests/mp/p2p_datatype \
 	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal \
 	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit \
-	tests/mp/p2p_regcache
+	tests/mp/p2p_regcache tests/mp/p2p_rdma_fault
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
 MP_LINK_FLAGS = $(AM_LDFLAGS) -no-install
@@ -68,6 +68,9 @@ tests_mp_p2p_tcp_guard_SOURCES = tests/mp/p2p_tcp_guard.c $(MP_COMMON_SRC)
 tests_mp_p2p_tcp_guard_LDADD = $(MP_LIBS)
 tests_mp_p2p_tcp_guard_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_tcp_stranger_SOURCES = tests/mp/tcp_stranger.c
+tests_mp_p2p_rdma_fault_SOURCES = tests/mp/p2p_rdma_fault.c
+tests_mp_p2p_rdma_fault_LDADD = $(MP_LIBS)
+tests_mp_p2p_rdma_fault_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_p2p_tcp_peer_exit_SOURCES = tests/mp/p2p_tcp_peer_exit.c
 tests_mp_p2p_tcp_peer_exit_LDADD = $(MP_LIBS)
 tests_mp_p2p_tcp_peer_exit_LDFLAGS = $(MP_LINK_FLAGS)

@@ -8,6 +8,7 @@ SOFTRDMA_CXX_FILES = \
 	tests/softrdma/die.cc \
 	tests/softrdma/engine.cc \
 	tests/softrdma/pin_check.cc \
+	tests/softrdma/fault.cc \
 	tests/softrdma/qp_state.cc \
 	tests/softrdma/registry.cc \
 	tests/softrdma/requester.cc \
@@ -25,6 +26,7 @@ SOFTRDMA_H_FILES = \
 	tests/softrdma/engine.h \
 	tests/softrdma/objects.h \
 	tests/softrdma/pin_check.h \
+	tests/softrdma/fault.h \
 	tests/softrdma/qp_state.h \
 	tests/softrdma/registry.h \
 	tests/softrdma/requester.h \

@@ -1,10 +1,13 @@
 #include "tests/softrdma/requester.h"
 
+#include "tests/softrdma/fault.h"
+
 #include <cerrno>
 #include <cstring>
 
 #include "tests/softrdma/cq.h"
 #include "tests/softrdma/die.h"
+#include "tests/softrdma/fault.h"
 #include "tests/softrdma/qp_state.h"
 #include "tests/softrdma/registry.h"
 
@@ -163,7 +166,8 @@ int requesterPostSend(Engine& engine, Qp& qp, ibv_send_wr* wr, ibv_send_wr** bad
     w.signaled = qp.sqSigAll || (wr->send_flags & IBV_SEND_SIGNALED);
     if (wr->opcode == IBV_WR_RDMA_READ || wr->opcode == IBV_WR_RDMA_WRITE ||
         wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM) {
-      w.rkey = wr->wr.rdma.rkey;
+      w.rkey = faultRkey(wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM ? IBV_WR_RDMA_WRITE : wr->opcode,
+                         wr->wr.rdma.rkey);
       w.raddr = wr->wr.rdma.remote_addr;
     } else if (isAtomic(wr->opcode)) {
       w.rkey = wr->wr.atomic.rkey;

@@ -2,6 +2,7 @@
 
 #include "rrt_config.h"  // RRT_HAVE_RDMACM
 
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@ constexpr uint32_t kCreditSlack = 2;          // SRQ buffers per peer beyond its
 constexpr size_t kDefaultEagerBuf = 8192 + 64;
 constexpr size_t kDefaultSendBufs = 256;
 constexpr size_t kDefaultMaxZcopy = size_t{1} << 20;
-constexpr uint32_t kCmPollEvery = 256;        // progress() calls between rdma_cm polls when idle
+constexpr uint32_t kSlowPollEvery = 256;  // progress() calls between looks at the async and rdma_cm fds
 
 // A memory registration: the cache's handle and the transport's MemHandle in one.
 struct VerbsMr final : MemHandle {
@@ -153,6 +154,8 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   void retireUpTo(PeerState& p, uint32_t idx);
   void sendCredits(int peer, PeerState& p);
   void onRecv(const ibv_wc& wc);
+  int pollSlow();
+  void onAsyncEvent(const ibv_async_event& ev);
   void failPeer(int peer, Status why);
   void repost(int32_t buf);
 
@@ -177,8 +180,8 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   std::mt19937 rng_;  // starting PSNs
 #ifdef RRT_HAVE_RDMACM
   std::unique_ptr<RdmaCm> rdmacm_;
-  uint32_t cmTick_ = 0;
 #endif
+  uint32_t slowTick_ = 0;
 };
 
 VerbsTransport::~VerbsTransport() {
@@ -212,6 +215,13 @@ Status VerbsTransport::init() {
   if (served_ == 0) return Status::ErrUnsupported;
   RRT_TRY(dev_.open(config::value(config::Tunable::IbDevices),
                     config::value(config::Tunable::IbGidIndex)));
+  // Asynchronous events (a QP in ERR because the peer's request failed, a fatal CQ or device
+  // error) are read from progress: never block on them.
+  const int afl = fcntl(dev_.ctx->async_fd, F_GETFL);
+  if (afl < 0 || fcntl(dev_.ctx->async_fd, F_SETFL, afl | O_NONBLOCK) < 0) {
+    RRT_WARN("verbs: async event fd non-blocking: %s", strerror(errno));
+    return Status::ErrTransport;
+  }
 
   const ibv_device_attr& da = dev_.devAttr;
   const size_t eagerBuf = std::max<size_t>(
@@ -648,6 +658,54 @@ void VerbsTransport::onRecv(const ibv_wc& wc) {
   }
 }
 
+int VerbsTransport::pollSlow() {
+  int n = 0;
+#ifdef RRT_HAVE_RDMACM
+  if (rdmacm_) n += rdmacm_->poll();
+#endif
+  ibv_async_event ev;
+  while (ibv_get_async_event(dev_.ctx, &ev) == 0) {
+    onAsyncEvent(ev);
+    ibv_ack_async_event(&ev);
+    ++n;
+  }
+  return n;
+}
+
+// An error that moved a peer's QP to ERR on our side — e.g. the peer's RDMA READ or WRITE was
+// refused by our device, so our QP went to ERR too without any completion of ours — fails that
+// peer here as well: its requests end with an error instead of waiting for a FIN that cannot
+// come (a QP in ERR carries nothing).
+void VerbsTransport::onAsyncEvent(const ibv_async_event& ev) {
+  switch (ev.event_type) {
+    case IBV_EVENT_QP_FATAL:
+    case IBV_EVENT_QP_REQ_ERR:
+    case IBV_EVENT_QP_ACCESS_ERR:
+    case IBV_EVENT_QP_LAST_WQE_REACHED:
+    case IBV_EVENT_PATH_MIG_ERR: {
+      auto it = qpnToPeer_.find(ev.element.qp->qp_num);
+      if (it == qpnToPeer_.end()) return;
+      PeerState& p = peers_[static_cast<size_t>(it->second)];
+      if (p.failed) return;  // our own failPeer() moved it to ERR
+      RRT_ERROR("verbs: the queue pair to rank %d failed (%s)", it->second,
+                ibv_event_type_str(ev.event_type));
+      failPeer(it->second, Status::ErrProcFailed);
+      return;
+    }
+    case IBV_EVENT_CQ_ERR:
+    case IBV_EVENT_DEVICE_FATAL:
+      RRT_ERROR("verbs: %s: failing every peer", ibv_event_type_str(ev.event_type));
+      for (int w = 0; w < ctx_.size; ++w)
+        if (peers_[static_cast<size_t>(w)].qp) failPeer(w, Status::ErrTransport);
+      return;
+    case IBV_EVENT_PORT_ERR:
+      RRT_WARN("verbs: %s port %u went down", dev_.name.c_str(), dev_.port);
+      return;
+    default:
+      return;  // SRQ limit, port active, COMM_EST, LID/GID/PKEY changes: nothing to do
+  }
+}
+
 void VerbsTransport::failPeer(int peer, Status why) {
   PeerState& p = peers_[static_cast<size_t>(peer)];
   if (p.failed) return;
@@ -675,10 +733,12 @@ int VerbsTransport::progress() {
   inProgress_ = true;
   int events = 0;
 #ifdef RRT_HAVE_RDMACM
-  // rdma_cm events cost a system call to look for: every call while a handshake is under way,
-  // else every kCmPollEvery-th (incoming requests, disconnections).
-  if (rdmacm_ && (rdmacm_->busy() || ++cmTick_ % kCmPollEvery == 0)) events += rdmacm_->poll();
+  // rdma_cm and async events cost a system call to look for: rdma_cm at every call while a
+  // handshake is under way; both at every kSlowPollEvery-th call (incoming requests,
+  // disconnections, a QP the peer's error moved to ERR).
+  if (rdmacm_ && rdmacm_->busy()) events += rdmacm_->poll();
 #endif
+  if (__builtin_expect(++slowTick_ % kSlowPollEvery == 0, 0)) events += pollSlow();
   ibv_wc wc[kPollBatch];
   int n;
   do {
