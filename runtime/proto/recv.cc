@@ -81,7 +81,7 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
     setMatched(r, h.e.m, src, h.e.total);
     copyIn(r, 0, payload, plen);
     if (sync) {
-      wire::FinHeader a{h.sreq};
+      wire::FinHeader a{h.sreq, 0, 0};
       sendCtl(src, wire::kAck, &a, sizeof a);
     }
     if (plen < h.e.total) {
@@ -183,7 +183,7 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
   r->offset = 0;
   r->outstanding = 0;
   if (r->remaining == 0) {
-    wire::FinHeader f{rts.sreq};
+    wire::FinHeader f{rts.sreq, 0, 0};
     sendCtl(w, wire::kFin, &f, sizeof f);
     finishRecv(r, Status::Ok);
     return;
@@ -269,7 +269,7 @@ void Engine::issueGets(Request* r) {
       r->status.error = static_cast<int>(st);
       r->remaining = r->offset;
       if (r->outstanding == 0) {
-        wire::FinHeader f{r->remoteId};
+        wire::FinHeader f{r->remoteId, r->status.error, 0};
         sendCtl(w, wire::kFin, &f, sizeof f);
         finishRecv(r, st);
       }
@@ -278,7 +278,7 @@ void Engine::issueGets(Request* r) {
     r->offset += chunk;
   }
   if (r->outstanding == 0) {
-    wire::FinHeader f{r->remoteId};
+    wire::FinHeader f{r->remoteId, 0, 0};
     sendCtl(w, wire::kFin, &f, sizeof f);
     finishRecv(r, Status::Ok);
   }
@@ -290,9 +290,11 @@ void Engine::onGetDone(transport::Completion* c, Status s) {
   --r->outstanding;
   if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
   if (r->outstanding == 0 && r->offset == r->remaining) {
-    wire::FinHeader f{r->remoteId};
+    // The FIN releases the sender either way; after a failed read it says so, and the receive
+    // ends with the read's error (its buffer does not hold the message).
+    wire::FinHeader f{r->remoteId, r->status.error, 0};
     e.sendCtl(r->peer, wire::kFin, &f, sizeof f);
-    e.finishRecv(r, Status::Ok);
+    e.finishRecv(r, static_cast<Status>(r->status.error));
   }
 }
 
@@ -357,7 +359,7 @@ void Engine::startRecv(Request* r) {
 void Engine::matchEager(Request* r, Request* u, Peer& p) {
   copyIn(r, 0, u->buf, u->offset);
   if (u->flags & core::kSendSync) {
-    wire::FinHeader a{u->remoteId};
+    wire::FinHeader a{u->remoteId, 0, 0};
     sendCtl(u->peer, wire::kAck, &a, sizeof a);
   }
   const bool whole = u->offset >= u->remaining;

@@ -150,15 +150,18 @@ Status Engine::progressSend(Peer& p, Request* r) {
         if (st == Status::InProgress) {
           ++r->outstanding;
         } else if (st != Status::Ok) {
-          finishSend(r, st);
-          return Status::Ok;
+          // Stop issuing; the receiver waits for a FIN: it gets one that says the data failed,
+          // once the puts already in flight are done (onPutDone).
+          if (r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(st);
+          r->remaining = r->offset;
+          break;
         }
         r->offset += chunk;
       }
       if (r->outstanding == 0) {
-        wire::FinHeader f{r->remoteId};
+        wire::FinHeader f{r->remoteId, r->status.error, 0};
         sendCtl(w, wire::kFin, &f, sizeof f);
-        finishSend(r, Status::Ok);
+        finishSend(r, static_cast<Status>(r->status.error));
       }
       return Status::Ok;
     }
@@ -189,10 +192,10 @@ void Engine::onPutDone(transport::Completion* c, Status s) {
   --r->outstanding;
   if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
   if (r->outstanding == 0 && r->offset == r->remaining) {
-    if (r->status.error == RRT_SUCCESS) {
-      wire::FinHeader f{r->remoteId};
-      e.sendCtl(r->peer, wire::kFin, &f, sizeof f);
-    }
+    // Also after a failed put: the receiver must not wait for a FIN that never comes (when the
+    // transport itself is broken the FIN is dropped and the peer's failure ends its request).
+    wire::FinHeader f{r->remoteId, r->status.error, 0};
+    e.sendCtl(r->peer, wire::kFin, &f, sizeof f);
     e.finishSend(r, static_cast<Status>(r->status.error));
   }
 }
@@ -272,13 +275,17 @@ void Engine::onFin(int src, const uint8_t* data, size_t len) {
              static_cast<unsigned long long>(f.id), src);
     return;
   }
+  // A FIN with a status: the peer's RDMA READ (our send) or WRITE (our receive) failed.
+  const Status why = f.status == 0 ? Status::Ok : Status::ErrTransport;
+  if (f.status != 0)
+    RRT_WARN("rank %d reports its rendezvous transfer failed (%d)", src, static_cast<int>(f.status));
   if (r->kind == core::ReqKind::Send &&
       (r->phase == static_cast<uint8_t>(Phase::WaitFin) ||
        r->phase == static_cast<uint8_t>(Phase::WaitCts))) {
-    finishSend(r, Status::Ok);
+    finishSend(r, why);
   } else if (r->kind == core::ReqKind::Recv &&
              r->phase == static_cast<uint8_t>(Phase::RecvWaitFin)) {
-    finishRecv(r, Status::Ok);
+    finishRecv(r, why);
   } else {
     RRT_WARN("FIN in unexpected state %d from rank %d dropped", r->phase, src);
   }

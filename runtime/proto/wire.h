@@ -21,7 +21,7 @@ enum AmId : transport::AmId {
   kRts = 4,        // RtsHeader + rkey bytes
   kCts = 5,        // CtsHeader + rkey bytes
   kData = 6,       // DataHeader + payload (pipelined-copy rendezvous)
-  kFin = 7,        // FinHeader: the rendezvous named by id is done
+  kFin = 7,        // FinHeader: the rendezvous named by id is done (or failed: status != 0)
   kAck = 8,        // FinHeader: the synchronous send named by id was matched
   kAmIdCount = 9
 };
@@ -80,7 +80,10 @@ static_assert(sizeof(DataHeader) == 16, "data header is 16 bytes");
 
 struct FinHeader {
   uint64_t id;
+  int32_t status;   // 0: done; else the sender of the FIN failed its part (an RRT_ERR_* code):
+                    // its RDMA READ or WRITE did not complete, the data is not there
+  uint32_t pad;
 } __attribute__((packed));
-static_assert(sizeof(FinHeader) == 8, "fin header is 8 bytes");
+static_assert(sizeof(FinHeader) == 16, "fin header is 16 bytes");
 
 }  // namespace rrt::proto::wire

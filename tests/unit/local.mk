@@ -10,6 +10,13 @@ tests_unit_core_test_SOURCES = \
 tests_unit_core_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_core_test_LDADD = $(UNIT_LDADD)
 
+# A rendezvous whose one-sided transfer fails: the engine as rank 0 against a scripted rank 1.
+check_PROGRAMS += tests/unit/rndv_error_test
+TESTS += tests/unit/rndv_error_test
+tests_unit_rndv_error_test_SOURCES = tests/unit/rndv_error_test.cc
+tests_unit_rndv_error_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_rndv_error_test_LDADD = $(UNIT_LDADD)
+
 # The registration cache and the memory-release hooks (runtime/memory).
 check_PROGRAMS += tests/unit/memory_test
 TESTS += tests/unit/memory_test

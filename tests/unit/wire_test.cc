@@ -19,7 +19,7 @@ TEST(Wire, HeaderLayout) {
   EXPECT_EQ(offsetof(RtsHeader, mode), 40u);
   EXPECT_EQ(offsetof(CtsHeader, mode), 32u);
   EXPECT_EQ(sizeof(DataHeader), 16u);
-  EXPECT_EQ(sizeof(FinHeader), 8u);
+  EXPECT_EQ(sizeof(FinHeader), 16u);
 }
 
 TEST(Wire, ControlMessagesFitAPendingSlot) {
