@@ -347,12 +347,14 @@ void RdmaCm::onConnectRequest(const Event& e) {
     case State::Routing:
     case State::Requested:
       if (src < rank_) {  // crossing: the lower rank's connection wins
+        RRT_DEBUG("verbs: rdma_cm crossing with rank %d: its connection wins", src);
         dropId(p.id);
         p.id = nullptr;
         accept(src, e.id);
         return;
       }
       reason = CmReject::Crossing;
+      RRT_DEBUG("verbs: rdma_cm crossing with rank %d: ours wins, its request rejected", src);
       break;
     default:  // Accepted, Established, Failed
       reason = CmReject::Duplicate;
