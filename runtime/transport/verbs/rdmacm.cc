@@ -168,7 +168,7 @@ void RdmaCm::dropId(rdma_cm_id* id) {
 void RdmaCm::fail(int peer, Status why, const char* what) {
   Peer& p = peers_[static_cast<size_t>(peer)];
   if (p.state == State::Failed) return;
-  RRT_WARN("verbs: rdma_cm connection to rank %d: %s", peer, what);
+  RRT_ERROR("verbs: rdma_cm connection to rank %d: %s", peer, what);
   setState(peer, State::Failed);
   if (p.id) dead_.push_back(p.id);
   p.id = nullptr;
