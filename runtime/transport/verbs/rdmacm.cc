@@ -16,7 +16,9 @@
 namespace rrt::transport::verbs {
 namespace {
 
-constexpr int kResolveMs = 2000;  // address and route resolution, each
+// Address and route resolution, each try. A try that fails (timeout on a loaded or emulated
+// host) is repeated until the connection's RRT_IB_CM_TIMEOUT deadline.
+constexpr int kResolveMs = 5000;
 constexpr int kBacklog = 128;
 constexpr size_t kPrivMax = 64;
 
@@ -308,6 +310,16 @@ void RdmaCm::onEvent(const Event& e) {
       return;
     case RDMA_CM_EVENT_ADDR_ERROR:
     case RDMA_CM_EVENT_ROUTE_ERROR:
+      // Nothing was sent to the peer yet: start over while the deadline allows.
+      if ((p.state == State::Resolving || p.state == State::Routing) && core::now() < p.deadline) {
+        RRT_DEBUG("verbs: rdma_cm %s for rank %d (status %d): trying again", rdma_event_str(e.type),
+                  peer, e.status);
+        dead_.push_back(p.id);
+        p.id = nullptr;
+        (void)startActive(peer);  // keeps the deadline: the state stays a handshake state
+        return;
+      }
+      [[fallthrough]];
     case RDMA_CM_EVENT_CONNECT_ERROR:
     case RDMA_CM_EVENT_UNREACHABLE:
     case RDMA_CM_EVENT_DEVICE_REMOVAL: {
