@@ -357,10 +357,9 @@ int rrt_win_attach(rrt_win_t win, void *base, size_t size);
 int rrt_win_detach(rrt_win_t win, const void *base);
 /* Collective: waits for every operation in flight to and from this rank, then frees. */
 int rrt_win_free(rrt_win_t *win);
-/* The local window: base (NULL for dynamic), size in bytes, disp_unit, and the communicator
- * (a private duplicate: valid until rrt_win_free; its ranks are those of the creating one). */
+/* The local window: base (NULL for dynamic), size in bytes (0 for dynamic), disp_unit. Ranks
+ * of the window are those of the communicator it was created over. */
 int rrt_win_get_info(rrt_win_t win, void **base, size_t *size, int *disp_unit);
-int rrt_win_comm(rrt_win_t win, rrt_comm_t *comm);
 
 /* Data movement. count elements of type (predefined or contiguous); the target's memory is
  * count elements of the same type at target_disp. Accumulates use op (predefined, or

@@ -169,13 +169,6 @@ int rrt_win_get_info(rrt_win_t win, void** base, size_t* size, int* disp_unit) {
   return RRT_SUCCESS;
 }
 
-int rrt_win_comm(rrt_win_t win, rrt_comm_t* comm) {
-  WIN_OR_FAIL("rrt_win_comm", w, win);
-  if (!comm) RRT_API_FAIL("rrt_win_comm", w->comm, Status::ErrArg);
-  *comm = w->comm->handle;
-  return RRT_SUCCESS;
-}
-
 int rrt_win_put(const void* origin, size_t count, rrt_datatype_t type, int target,
                 size_t target_disp, rrt_win_t win) {
   return data("rrt_win_put", RmaOp::Put, origin, nullptr, count, type, target, target_disp,

@@ -171,8 +171,9 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
     if (!o || o->fn) return raiseWin(handle, w, MPI_ERR_OP, fn);  // predefined ops only
     rop = o->rop;
     base = tt->base;
-    if (base == RRT_DATATYPE_NULL || (ot && ot->size && ot->base != base) ||
-        (rt && rt->size && rt->base != base))
+    if (bytes == 0) base = RRT_BYTE;  // nothing moves: any types will do
+    if (base == RRT_DATATYPE_NULL || (bytes && ot && ot->size && ot->base != base) ||
+        (bytes && rt && rt->size && rt->base != base))
       return raiseWin(handle, w, MPI_ERR_TYPE, fn);
     rrt_type_size(base, &baseSize);
   }
