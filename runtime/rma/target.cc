@@ -48,13 +48,25 @@ Status postSlot(HeaderSlot* s) {
 // Target memory of [disp, disp + bytes): false when any of it lies outside the window.
 bool resolve(const Window& w, uint64_t disp, uint64_t bytes, char** out) {
   if (w.kind == Kind::Dynamic) {
-    for (const Region& r : w.regions)
-      if (disp >= r.addr && bytes <= r.len && disp - r.addr <= r.len - bytes) {
-        *out = reinterpret_cast<char*>(disp);
-        return true;
-      }
+    // Attached regions that touch count as one: walk from disp through the regions that
+    // cover each next byte until bytes are covered.
     *out = nullptr;
-    return bytes == 0;
+    if (bytes == 0) return true;
+    uint64_t end;
+    if (__builtin_add_overflow(disp, bytes, &end)) return false;
+    uint64_t at = disp;
+    while (at < end) {
+      bool found = false;
+      for (const Region& r : w.regions)
+        if (at >= r.addr && at - r.addr < r.len) {
+          at = r.addr + r.len;
+          found = true;
+          break;
+        }
+      if (!found) return false;
+    }
+    *out = reinterpret_cast<char*>(disp);
+    return true;
   }
   uint64_t off;
   if (__builtin_mul_overflow(disp, static_cast<uint64_t>(w.dispUnit), &off) || off > w.size ||
