@@ -68,7 +68,7 @@ static void test_fence(int flav) {
     MPI_Win_fence(0, win);
     CHECK(check_bytes(mem, left, n, n));
     /* get it back from the right neighbour: it holds my pattern */
-    memset(buf, 0, n);
+    memset(buf, 0, (size_t)(unsigned)n);
     MPI_Get(buf, n, MPI_BYTE, right, d0[right], n, MPI_BYTE, win);
     MPI_Win_fence(0, win);
     CHECK(check_bytes(buf, rank, n, n));
@@ -245,11 +245,11 @@ static void test_pscw_and_requests(int flav) {
     MPI_Rput(tmp, n, MPI_BYTE, right, d0[right] + MAXB - n, n, MPI_BYTE, win, &rq);
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     MPI_Win_flush(right, win);
-    memset(tmp, 0, n);
+    memset(tmp, 0, (size_t)(unsigned)n);
     MPI_Rget(tmp, n, MPI_BYTE, right, d0[right] + MAXB - n, n, MPI_BYTE, win, &rq);
     MPI_Wait(&rq, MPI_STATUS_IGNORE);
     CHECK(check_bytes(tmp, rank + 7, n, n));
-    memset(tmp, 0, n);
+    memset(tmp, 0, (size_t)(unsigned)n);
     MPI_Get(tmp, n, MPI_BYTE, right, d0[right] + MAXB - n, n, MPI_BYTE, win);
     MPI_Win_flush_local(right, win);
     CHECK(check_bytes(tmp, rank + 7, n, n));

@@ -174,7 +174,7 @@ int main(int argc, char **argv) {
           /* data: origin pattern, target zero; after the loop check the effect */
           MPI_Barrier(MPI_COMM_WORLD);
           for (int i = 0; i < size; ++i) buf[i] = (char)(op == GET ? 0 : (i % 7) + 1);
-          memset(wb, 0, size);
+          memset(wb, 0, (size_t)(unsigned)size);
           if (rank == 1 && op == GET)
             for (int i = 0; i < size; ++i) wb[i] = (char)(i % 11 + 3);
           if (op == FOP || op == CAS) {
