@@ -327,6 +327,9 @@ int rrt_iexscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t
  * inside some rrt call (any call that waits or polls: wait/test, collectives, rrt_win_*), as
  * the common MPI implementations do without an asynchronous thread.
  *
+ * Memory: window memory and origin / result buffers must be host memory (CUDA device buffers
+ * give RRT_ERR_UNSUPPORTED).
+ *
  * Displacements: target_disp counts units of the target's disp_unit from its window base; in a
  * dynamic window (rrt_win_create_dynamic) target_disp is an absolute address in the target
  * process, inside memory it attached. An access outside the target's window is not performed;

@@ -5,6 +5,7 @@
 
 #include "runtime/api/api_check.h"
 #include "runtime/coll/op.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/rma/window.h"
 
 using namespace rrt;
@@ -80,6 +81,12 @@ Status prepare(const char* fn, rma::Window& w, RmaOp op, const void* origin, voi
     default:
       return Status::ErrInternal;
   }
+  // One-sided operations copy origin data on the host (inline payloads, results): CUDA device
+  // buffers are refused rather than dereferenced.
+  if (gpu::isDevice(a->origin, a->originBytes) || gpu::isDevice(a->result, bytes)) {
+    RRT_WARN("%s: CUDA device buffers are not supported by one-sided operations", fn);
+    return Status::ErrUnsupported;
+  }
   return Status::Ok;
 }
 
@@ -107,6 +114,7 @@ int rrt_win_create(void* base, size_t size, int disp_unit, rrt_comm_t comm, rrt_
   if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm);
   if (!win || disp_unit <= 0 || c->inter) RRT_API_FAIL(fn, c, Status::ErrArg);
   RRT_API_CHECK(fn, c, api::checkBuffer(fn, base, size, "base"));
+  if (gpu::isDevice(base, size)) RRT_API_FAIL(fn, c, Status::ErrUnsupported);
   rma::Window* w;
   RRT_API_CHECK(fn, c, rma::create(*c, rma::Kind::Create, base, size, disp_unit, &w));
   *win = w->handle;
@@ -141,6 +149,7 @@ int rrt_win_create_dynamic(rrt_comm_t comm, rrt_win_t* win) {
 
 int rrt_win_attach(rrt_win_t win, void* base, size_t size) {
   WIN_OR_FAIL("rrt_win_attach", w, win);
+  if (gpu::isDevice(base, size)) RRT_API_FAIL("rrt_win_attach", w->comm, Status::ErrUnsupported);
   return api::finish("rrt_win_attach", w->comm, rma::attach(*w, base, size));
 }
 
