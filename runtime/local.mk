@@ -29,6 +29,7 @@ include runtime/transport/verbs/local.mk
 include runtime/wireup/local.mk
 include runtime/proto/local.mk
 include runtime/coll/local.mk
+include runtime/rma/local.mk
 include runtime/api/local.mk
 
 lib_LTLIBRARIES += librrt.la

@@ -53,7 +53,10 @@ enum {
   RRT_ERR_IN_STATUS = 19,     /* waitall/testall: see the per-request statuses                 */
   RRT_ERR_WIREUP = 20,        /* the launcher (PMIx) failed or is unreachable                  */
   RRT_ERR_INTERNAL = 21,      /* a bug in rrt                                                   */
-  RRT_ERR_LAST = 22
+  RRT_ERR_RMA_RANGE = 22,     /* one-sided access outside the target's window                   */
+  RRT_ERR_RMA_SYNC = 23,      /* one-sided call in the wrong synchronization state               */
+  RRT_ERR_WIN = 24,           /* unknown or freed window                                        */
+  RRT_ERR_LAST = 25
 };
 
 /* ---- handles -------------------------------------------------------------------------------- */
@@ -133,8 +136,9 @@ enum {
   RRT_BXOR = 9,
   RRT_MINLOC = 10,
   RRT_MAXLOC = 11,
-  RRT_REPLACE = 12, /* reserved */
-  RRT_PREDEFINED_OP_COUNT = 13
+  RRT_REPLACE = 12, /* one-sided accumulates only: target = origin                    */
+  RRT_NO_OP = 13,   /* one-sided get_accumulate / fetch_and_op only: target unchanged   */
+  RRT_PREDEFINED_OP_COUNT = 14
 };
 
 /* User reduction: inout[i] = in[i] op inout[i] for i < count elements of type. */
@@ -311,6 +315,99 @@ int rrt_iscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t t
               rrt_comm_t comm, rrt_request_t *request);
 int rrt_iexscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
                 rrt_comm_t comm, rrt_request_t *request);
+
+/* ---- one-sided communication (windows) -------------------------------------------------------
+ * A window exposes memory of every rank of a communicator to one-sided put, get and
+ * accumulate operations from the others. Creation and rrt_win_free are collective over the
+ * communicator. Operations ride on rrt's point-to-point engine on a context of the window's
+ * own: a small operation travels in one eager message, a large one is received straight into
+ * (put) or sent straight from (get) the target's window memory by the zero-copy rendezvous.
+ *
+ * Progress: the target takes no part in an operation, but it services them only while it is
+ * inside some rrt call (any call that waits or polls: wait/test, collectives, rrt_win_*), as
+ * the common MPI implementations do without an asynchronous thread.
+ *
+ * Memory: window memory and origin / result buffers must be host memory (CUDA device buffers
+ * give RRT_ERR_UNSUPPORTED).
+ *
+ * Displacements: target_disp counts units of the target's disp_unit from its window base; in a
+ * dynamic window (rrt_win_create_dynamic) target_disp is an absolute address in the target
+ * process, inside memory it attached. An access outside the target's window is not performed;
+ * it fails with RRT_ERR_RMA_RANGE at the call that completes it (flush, unlock, fence,
+ * complete, or wait on its request).
+ *
+ * Completion: operations are non-blocking; rrt_win_flush(target) returns once every earlier
+ * operation of this rank to target is complete at the target (gets: the data has arrived);
+ * flush_local also waits until the origin buffers may be reused (here: the same).
+ * Accumulates from one origin to one target are applied in the order they were issued.
+ * Synchronization: fence (collective), lock/unlock (passive target: shared or exclusive, one
+ * target or all), post/start/complete/wait (generalized active target, groups as ranks of the
+ * window's communicator). */
+typedef int rrt_win_t;
+#define RRT_WIN_NULL ((rrt_win_t)-1)
+#define RRT_LOCK_EXCLUSIVE 1
+#define RRT_LOCK_SHARED 2
+/* assert bits (others are accepted and ignored, as hints) */
+#define RRT_MODE_NOCHECK 1 /* lock / post / start: no conflicting lock or epoch; skip the handshake */
+
+/* Collective: size bytes at base (may be NULL when size is 0), disp_unit > 0. */
+int rrt_win_create(void *base, size_t size, int disp_unit, rrt_comm_t comm, rrt_win_t *win);
+/* Collective: rrt allocates size bytes (64-byte aligned, freed by rrt_win_free). */
+int rrt_win_allocate(size_t size, int disp_unit, rrt_comm_t comm, void *baseptr, rrt_win_t *win);
+/* Collective: a window without memory; each rank attaches regions (target_disp = address). */
+int rrt_win_create_dynamic(rrt_comm_t comm, rrt_win_t *win);
+int rrt_win_attach(rrt_win_t win, void *base, size_t size);
+int rrt_win_detach(rrt_win_t win, const void *base);
+/* Collective: waits for every operation in flight to and from this rank, then frees. */
+int rrt_win_free(rrt_win_t *win);
+/* The local window: base (NULL for dynamic), size in bytes (0 for dynamic), disp_unit. Ranks
+ * of the window are those of the communicator it was created over. */
+int rrt_win_get_info(rrt_win_t win, void **base, size_t *size, int *disp_unit);
+
+/* Data movement. count elements of type (predefined or contiguous); the target's memory is
+ * count elements of the same type at target_disp. Accumulates use op (predefined, or
+ * RRT_REPLACE; RRT_NO_OP for get_accumulate / fetch_and_op) element-wise on the base type:
+ * target = origin op target. get_accumulate / fetch_and_op / compare_and_swap return the
+ * target's previous contents in result. compare_and_swap: one element; the target becomes
+ * origin if it equals compare. */
+int rrt_win_put(const void *origin, size_t count, rrt_datatype_t type, int target,
+                size_t target_disp, rrt_win_t win);
+int rrt_win_get(void *origin, size_t count, rrt_datatype_t type, int target, size_t target_disp,
+                rrt_win_t win);
+int rrt_win_accumulate(const void *origin, size_t count, rrt_datatype_t type, int target,
+                       size_t target_disp, rrt_op_t op, rrt_win_t win);
+int rrt_win_get_accumulate(const void *origin, void *result, size_t count, rrt_datatype_t type,
+                           int target, size_t target_disp, rrt_op_t op, rrt_win_t win);
+int rrt_win_fetch_and_op(const void *origin, void *result, rrt_datatype_t type, int target,
+                         size_t target_disp, rrt_op_t op, rrt_win_t win);
+int rrt_win_compare_and_swap(const void *origin, const void *compare, void *result,
+                             rrt_datatype_t type, int target, size_t target_disp, rrt_win_t win);
+/* Request-based twins: the request completes when the operation is complete at the target
+ * (and its result has arrived); rrt_wait / rrt_test as for any request. */
+int rrt_win_rput(const void *origin, size_t count, rrt_datatype_t type, int target,
+                 size_t target_disp, rrt_win_t win, rrt_request_t *request);
+int rrt_win_rget(void *origin, size_t count, rrt_datatype_t type, int target, size_t target_disp,
+                 rrt_win_t win, rrt_request_t *request);
+int rrt_win_raccumulate(const void *origin, size_t count, rrt_datatype_t type, int target,
+                        size_t target_disp, rrt_op_t op, rrt_win_t win, rrt_request_t *request);
+int rrt_win_rget_accumulate(const void *origin, void *result, size_t count, rrt_datatype_t type,
+                            int target, size_t target_disp, rrt_op_t op, rrt_win_t win,
+                            rrt_request_t *request);
+
+/* Synchronization. target -1 in flush / flush_local: every target. */
+int rrt_win_flush(int target, rrt_win_t win);
+int rrt_win_flush_local(int target, rrt_win_t win);
+int rrt_win_fence(int assert_bits, rrt_win_t win);
+int rrt_win_lock(int lock_type, int target, int assert_bits, rrt_win_t win);
+int rrt_win_unlock(int target, rrt_win_t win);
+int rrt_win_lock_all(int assert_bits, rrt_win_t win);
+int rrt_win_unlock_all(rrt_win_t win);
+/* Exposure (post/wait/test) to the n origins ranks[], access (start/complete) to n targets. */
+int rrt_win_post(int n, const int *ranks, int assert_bits, rrt_win_t win);
+int rrt_win_start(int n, const int *ranks, int assert_bits, rrt_win_t win);
+int rrt_win_complete(rrt_win_t win);
+int rrt_win_wait(rrt_win_t win);
+int rrt_win_test(rrt_win_t win, int *flag);
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -12,6 +12,7 @@
 #include "runtime/gpu/gpu.h"
 #include "runtime/proto/comm.h"
 #include "runtime/proto/engine.h"
+#include "runtime/rma/window.h"
 #include "runtime/wireup/wireup.h"
 
 namespace rrt::api {
@@ -60,6 +61,7 @@ int rrt_init(int* argc, char*** argv) {
 
 int rrt_finalize(void) {
   RRT_API_CHECK("rrt_finalize", nullptr, api::checkActive("rrt_finalize"));
+  rma::finalizeAll();
   proto::engine().finalize();
   gpu::shutdown();
   proto::commFinalizeAll();
@@ -132,6 +134,9 @@ const char* rrt_strerror(int code) {
     case RRT_ERR_IN_STATUS: return "error in status";
     case RRT_ERR_WIREUP: return "launcher (PMIx) error";
     case RRT_ERR_INTERNAL: return "internal error";
+    case RRT_ERR_RMA_RANGE: return "one-sided access outside the target window";
+    case RRT_ERR_RMA_SYNC: return "one-sided call in the wrong synchronization state";
+    case RRT_ERR_WIN: return "invalid window";
     default: return "unknown error code";
   }
 }

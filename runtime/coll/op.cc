@@ -27,12 +27,13 @@ const UserOp* userOp(rrt_op_t op) {
 
 const char* const kNames[RRT_PREDEFINED_OP_COUNT] = {
     "sum", "prod", "min", "max", "land", "lor", "lxor", "band", "bor", "bxor",
-    "minloc", "maxloc", "replace"};
+    "minloc", "maxloc", "replace", "no_op"};
 
 }  // namespace
 
 bool opValid(rrt_op_t op) {
-  return (op >= 0 && op < RRT_PREDEFINED_OP_COUNT && op != RRT_REPLACE) || userOp(op);
+  return (op >= 0 && op < RRT_PREDEFINED_OP_COUNT && op != RRT_REPLACE && op != RRT_NO_OP) ||
+         userOp(op);
 }
 
 bool opCommutative(rrt_op_t op) {

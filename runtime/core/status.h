@@ -35,6 +35,9 @@ enum class [[nodiscard]] Status : int {
   ErrInStatus = RRT_ERR_IN_STATUS,
   ErrWireup = RRT_ERR_WIREUP,
   ErrInternal = RRT_ERR_INTERNAL,
+  ErrRmaRange = RRT_ERR_RMA_RANGE,
+  ErrRmaSync = RRT_ERR_RMA_SYNC,
+  ErrWin = RRT_ERR_WIN,
 };
 
 inline bool ok(Status s) { return s == Status::Ok; }

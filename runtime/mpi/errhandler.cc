@@ -61,6 +61,18 @@ const char* className(int cls) {
     case MPI_ERR_UNSUPPORTED_OPERATION:
       return "MPI_ERR_UNSUPPORTED_OPERATION: operation not supported";
     case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED: a peer process failed";
+    case MPI_ERR_WIN: return "MPI_ERR_WIN: invalid window";
+    case MPI_ERR_BASE: return "MPI_ERR_BASE: invalid base address";
+    case MPI_ERR_SIZE: return "MPI_ERR_SIZE: invalid size";
+    case MPI_ERR_DISP: return "MPI_ERR_DISP: invalid displacement";
+    case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE: invalid lock type";
+    case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT: invalid assert";
+    case MPI_ERR_RMA_CONFLICT: return "MPI_ERR_RMA_CONFLICT: conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC: wrong synchronization of RMA calls";
+    case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE: target memory is not part of the window";
+    case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH: memory cannot be attached";
+    case MPI_ERR_RMA_SHARED: return "MPI_ERR_RMA_SHARED: memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR: return "MPI_ERR_RMA_FLAVOR: wrong window flavor";
     default: return nullptr;
   }
 }
@@ -86,6 +98,9 @@ int fromRrt(int rc) {
     case RRT_ERR_IN_STATUS: return MPI_ERR_IN_STATUS;
     case RRT_ERR_UNSUPPORTED: return MPI_ERR_UNSUPPORTED_OPERATION | (rc << kDetailShift);
     case RRT_ERR_INTERNAL: return MPI_ERR_INTERN | (rc << kDetailShift);
+    case RRT_ERR_RMA_RANGE: return MPI_ERR_RMA_RANGE;
+    case RRT_ERR_RMA_SYNC: return MPI_ERR_RMA_SYNC;
+    case RRT_ERR_WIN: return MPI_ERR_WIN;
     default:
       if (rc > 0 && rc < RRT_ERR_LAST) return MPI_ERR_OTHER | (rc << kDetailShift);
       return MPI_ERR_UNKNOWN;
@@ -100,6 +115,26 @@ void errhandlerRelease(MPI_Errhandler e) {
   if (Errh* h = errhs().get(idx); h && --h->refs == 0) errhs().remove(idx);
 }
 
+void* errhandlerFn(MPI_Errhandler e) {
+  Errh* h = errhs().get(handleIndex(e, kKindErrh));
+  return h ? reinterpret_cast<void*>(h->fn) : nullptr;
+}
+
+bool errhandlerValid(MPI_Errhandler e) { return errhs().get(handleIndex(e, kKindErrh)) != nullptr; }
+
+[[noreturn]] void fatal(int code, const char* fn, rrt_comm_t rc) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, msg, &len);
+  int wr = 0;
+  rrt_comm_rank(RRT_COMM_WORLD, &wr);
+  std::fprintf(stderr, "rrt MPI [rank %d]: %s: %s (MPI_ERRORS_ARE_FATAL: aborting the job)\n",
+               wr, fn, msg);
+  std::fflush(stderr);
+  rrt_abort(rc, code & 0xff ? code & 0xff : 1);
+  _exit(code & 0xff ? code & 0xff : 1);  // rrt_abort does not return; make sure
+}
+
 int raise(MPI_Comm comm, int code, const char* fn) {
   if (code == MPI_SUCCESS) return code;
   MPI_Comm target = comm;
@@ -110,18 +145,7 @@ int raise(MPI_Comm comm, int code, const char* fn) {
   }
   if (c == nullptr) return code;  // before MPI_Init / after MPI_Finalize: nothing to apply
   if (c->errh == MPI_ERRORS_RETURN) return code;
-  if (c->errh == MPI_ERRORS_ARE_FATAL) {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(code, msg, &len);
-    int wr = 0;
-    rrt_comm_rank(RRT_COMM_WORLD, &wr);
-    std::fprintf(stderr, "rrt MPI [rank %d]: %s: %s (MPI_ERRORS_ARE_FATAL: aborting the job)\n",
-                 wr, fn, msg);
-    std::fflush(stderr);
-    rrt_abort(c->rc, code & 0xff ? code & 0xff : 1);
-    _exit(code & 0xff ? code & 0xff : 1);  // rrt_abort does not return; make sure
-  }
+  if (c->errh == MPI_ERRORS_ARE_FATAL) fatal(code, fn, c->rc);
   if (Errh* h = errhs().get(handleIndex(c->errh, kKindErrh)); h && h->fn) {
     int cc = code;
     h->fn(&target, &cc);
@@ -156,6 +180,13 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   else
     n = std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", name);
   *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+  return MPI_SUCCESS;
+}
+
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler) {
+  if (fn == nullptr || errhandler == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  *errhandler =
+      kKindErrh | errhs().add(Errh{reinterpret_cast<MPI_Comm_errhandler_function*>(fn), 1});
   return MPI_SUCCESS;
 }
 

@@ -17,7 +17,8 @@ librrt_mpi_la_SOURCES = \
 	runtime/mpi/p2p.cc \
 	runtime/mpi/coll.cc \
 	runtime/mpi/topo.cc \
-	runtime/mpi/info.cc
+	runtime/mpi/info.cc \
+	runtime/mpi/win.cc
 librrt_mpi_la_LIBADD = librrt.la
 librrt_mpi_la_LDFLAGS = -version-info 0:0:0
 

@@ -55,8 +55,8 @@ void opsInit() {
   if (ops().capacity() > 0) return;
   const rrt_op_t map[] = {RRT_OP_NULL, RRT_MAX,    RRT_MIN,    RRT_SUM,  RRT_PROD,
                           RRT_LAND,    RRT_BAND,   RRT_LOR,    RRT_BOR,  RRT_LXOR,
-                          RRT_BXOR,    RRT_MINLOC, RRT_MAXLOC, RRT_OP_NULL /* REPLACE */,
-                          RRT_OP_NULL /* NO_OP */};
+                          RRT_BXOR,    RRT_MINLOC, RRT_MAXLOC, RRT_REPLACE /* one-sided only */,
+                          RRT_NO_OP /* one-sided only */};
   for (rrt_op_t r : map) ops().add(Op{r, nullptr, true});
   ops().remove(0);
 }

@@ -25,7 +25,7 @@ namespace rrt::mpi {
 constexpr int kIndexMask = 0x00ffffff;
 constexpr int kKindComm = 0x44000000, kKindGroup = 0x48000000, kKindType = 0x4c000000,
               kKindErrh = 0x54000000, kKindOp = 0x58000000, kKindInfo = 0x5c000000,
-              kKindRequest = 0x6c000000, kKindKeyval = 0x64000000;
+              kKindRequest = 0x6c000000, kKindKeyval = 0x64000000, kKindWin = 0x70000000;
 
 // Slots keep their address for life (deque), so pointers to entries stay valid; freed slots are
 // reused, lowest first, so long-running programs do not grow the tables.
@@ -79,6 +79,10 @@ inline int check(MPI_Comm comm, int rrtCode, const char* fn) {
   return rrtCode == RRT_SUCCESS ? MPI_SUCCESS : raise(comm, fromRrt(rrtCode), fn);
 }
 void errhandlerRetain(MPI_Errhandler e);
+bool errhandlerValid(MPI_Errhandler e);
+// The user function of a handler made by MPI_*_create_errhandler (nullptr for predefined ones).
+void* errhandlerFn(MPI_Errhandler e);
+[[noreturn]] void fatal(int code, const char* fn, rrt_comm_t rc);
 void errhandlerRelease(MPI_Errhandler e);
 
 // ---- topologies ----------------------------------------------------------------------------

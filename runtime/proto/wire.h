@@ -86,4 +86,38 @@ struct FinHeader {
 } __attribute__((packed));
 static_assert(sizeof(FinHeader) == 16, "fin header is 16 bytes");
 
+// ---- one-sided operations (runtime/rma) -----------------------------------------------------
+// Ride on ordinary point-to-point messages on a window's own context id: every request to a
+// target opens with an RmaHeader (tag kRmaHeaderTag), small payloads inline after it; larger
+// ones follow as a message of tag rmaDataTag(id) (rendezvous: straight into window memory).
+// Answers (acknowledgement: an RmaAck; results: the data) go back with tag rmaReplyTag(id).
+enum class RmaOp : uint8_t {
+  Put = 1, Get, Acc, GetAcc, Cas,   // data movement
+  Lock, Unlock,                     // passive target (answered by an RmaAck: granted / released)
+  Post, Complete,                   // generalized active target (no answer)
+};
+struct RmaHeader {
+  uint8_t op;         // RmaOp
+  uint8_t lockType;   // Lock: RRT_LOCK_SHARED / RRT_LOCK_EXCLUSIVE
+  uint8_t inlined;    // the payload follows the header in the same message
+  uint8_t pad;
+  int32_t type;       // Acc / GetAcc / Cas: predefined base type of the elements
+  int32_t rop;        // Acc / GetAcc: rrt_op_t
+  uint32_t id;        // the origin's operation number (tags of the data and the answer)
+  uint64_t bytes;     // bytes of target memory accessed
+  uint64_t disp;      // target displacement (units of its disp_unit; address when dynamic)
+} __attribute__((packed));
+static_assert(sizeof(RmaHeader) == 32, "RMA header is 32 bytes");
+
+struct RmaAck {
+  int32_t status;     // rrt error code of the operation at the target
+  int32_t pad;
+} __attribute__((packed));
+static_assert(sizeof(RmaAck) == 8, "RMA ack is 8 bytes");
+
+constexpr int kRmaHeaderTag = 0;
+constexpr size_t kRmaInlineMax = 224;  // payload bytes carried in the header's message
+inline int rmaDataTag(uint32_t id) { return static_cast<int>(2 * (id & 0x1fffffffu) + 1); }
+inline int rmaReplyTag(uint32_t id) { return static_cast<int>(2 * (id & 0x1fffffffu) + 2); }
+
 }  // namespace rrt::proto::wire

@@ -2,7 +2,7 @@
 # runtime/mpi/local.mk). The same sources build unchanged with Open MPI's mpicc: mpi_openmpi.sh
 # compares the two. -no-install: real binaries, so rrun and mpirun exec the same kind of file.
 MPI_TEST_PROGS = tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_comm tests/mpi/mpi_dtype \
-	tests/mpi/mpi_topo tests/mpi/mpi_env
+	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu
 check_PROGRAMS += $(MPI_TEST_PROGS)
 MPI_TEST_CPPFLAGS = -I$(top_srcdir)/include/rrt/mpi
 MPI_TEST_LIBS = librrt_mpi.la librrt.la
@@ -32,6 +32,14 @@ tests_mpi_mpi_env_SOURCES = tests/mpi/mpi_env.c tests/mpi/mtest.h
 tests_mpi_mpi_env_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_env_LDADD = $(MPI_TEST_LIBS)
 tests_mpi_mpi_env_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_rma_SOURCES = tests/mpi/mpi_rma.c tests/mpi/mtest.h
+tests_mpi_mpi_rma_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_rma_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_rma_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_rma_osu_SOURCES = tests/mpi/mpi_rma_osu.c tests/mpi/mtest.h
+tests_mpi_mpi_rma_osu_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_rma_osu_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_rma_osu_LDFLAGS = $(MPI_TEST_LINK)
 
 # Order matters for the comparison: mpi_rrt.sh leaves the outputs mpi_openmpi.sh compares
 # (it reruns rrt itself when they are missing, so parallel make check stays correct).

@@ -23,7 +23,8 @@ while read -r name np rest; do
     "$MPICC" -O1 -o "$exe" "$top_srcdir/tests/mpi/$name.c" || { echo "FAIL $name: mpicc.openmpi"; failed=1; continue; }
   fi
   ompi=$outdir/$name.$np.openmpi
-  timeout 180 "$MPIRUN" --allow-run-as-root --oversubscribe -n "$np" "$exe" >"$ompi" 2>"$ompi.err" </dev/null
+  # shellcheck disable=SC2086 # rest: extra mpirun options of the testlist line, split on purpose
+  timeout 180 "$MPIRUN" --allow-run-as-root --oversubscribe -n "$np" $rest "$exe" >"$ompi" 2>"$ompi.err" </dev/null
   rc=$?
   rrt=$outdir/$name.$np.rrt
   if [ ! -s "$rrt" ]; then

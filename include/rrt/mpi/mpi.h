@@ -4,7 +4,7 @@
  *
  * This is rrt's own MPI subset, not an ABI clone: programs are source-compatible, not
  * binary-compatible with Open MPI or MPICH. What is declared here is implemented; anything
- * absent (one-sided RMA, MPI-IO, dynamic processes, collectives on intercommunicators, matched
+ * absent (shared-memory windows, MPI-IO, dynamic processes, collectives on intercommunicators, matched
  * probe, MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run
  * time with a silent success.
  *
@@ -42,6 +42,7 @@ typedef int MPI_Errhandler;
 typedef int MPI_Info;
 typedef int MPI_Fint;
 typedef long MPI_Aint;
+typedef int MPI_Win;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 
@@ -58,6 +59,7 @@ typedef long long MPI_Count;
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
 
+#define MPI_WIN_NULL ((MPI_Win)0x30000000)
 #define MPI_INFO_NULL ((MPI_Info)0x1c000000)
 
 /* Datatypes: 0x4c000000 + index. The order is rrt's; do not rely on it. */
@@ -121,7 +123,7 @@ typedef long long MPI_Count;
 #define MPI_BXOR ((MPI_Op)0x5800000a)
 #define MPI_MINLOC ((MPI_Op)0x5800000b)
 #define MPI_MAXLOC ((MPI_Op)0x5800000c)
-#define MPI_REPLACE ((MPI_Op)0x5800000d) /* only for MPI_Accumulate, which rrt lacks */
+#define MPI_REPLACE ((MPI_Op)0x5800000d) /* one-sided accumulates only */
 #define MPI_NO_OP ((MPI_Op)0x5800000e)
 
 /* ---- constants ------------------------------------------------------------------------------ */
@@ -217,6 +219,18 @@ extern int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
 #define MPI_ERR_KEYVAL 36
 #define MPI_ERR_NO_MEM 39
 #define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_WIN 45
+#define MPI_ERR_BASE 46
+#define MPI_ERR_SIZE 47
+#define MPI_ERR_DISP 48
+#define MPI_ERR_LOCKTYPE 49
+#define MPI_ERR_ASSERT 50
+#define MPI_ERR_RMA_CONFLICT 51
+#define MPI_ERR_RMA_SYNC 53
+#define MPI_ERR_RMA_RANGE 55
+#define MPI_ERR_RMA_ATTACH 56
+#define MPI_ERR_RMA_SHARED 57
+#define MPI_ERR_RMA_FLAVOR 58
 #define MPIX_ERR_PROC_FAILED 54 /* a peer process died (rrt reports it; ULFM's name) */
 #define MPI_ERR_LASTCODE 63
 
@@ -521,6 +535,103 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request);
 
+/* ---- one-sided communication (MPI-3 RMA) --------------------------------------------------------
+ * Windows from MPI_Win_create, MPI_Win_allocate and MPI_Win_create_dynamic (+ attach / detach);
+ * put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap and their request
+ * forms; fence, lock / unlock (+ _all), flush (+ _local, _all), post / start / complete /
+ * wait / test. Shared-memory windows (MPI_Win_allocate_shared) are not provided.
+ * Progress: a target services operations while it is inside any MPI call (as MPICH and Open MPI
+ * do without an asynchronous progress thread). Target datatypes may be derived (one operation
+ * per contiguous block); accumulates need datatypes of one predefined element type. Window
+ * errors go to the window's error handler (default MPI_ERRORS_ARE_FATAL); an access outside the
+ * target's window is reported as MPI_ERR_RMA_RANGE by the call that completes it. */
+#define MPI_LOCK_EXCLUSIVE 1
+#define MPI_LOCK_SHARED 2
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_WIN_BASE 0x64400011
+#define MPI_WIN_SIZE 0x64400012
+#define MPI_WIN_DISP_UNIT 0x64400013
+#define MPI_WIN_CREATE_FLAVOR 0x64400014
+#define MPI_WIN_MODEL 0x64400015
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void *result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request *request);
+
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
+
 /* ---- topologies ----------------------------------------------------------------------------- */
 int MPI_Dims_create(int nnodes, int ndims, int dims[]);
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
@@ -573,6 +684,8 @@ int MPI_Info_free(MPI_Info *info);
 #define MPI_Info_c2f(h) ((MPI_Fint)(h))
 #define MPI_Info_f2c(h) ((MPI_Info)(h))
 #define MPI_Errhandler_c2f(h) ((MPI_Fint)(h))
+#define MPI_Win_c2f(h) ((MPI_Fint)(h))
+#define MPI_Win_f2c(h) ((MPI_Win)(h))
 #define MPI_Errhandler_f2c(h) ((MPI_Errhandler)(h))
 
 #ifdef __cplusplus

@@ -1,0 +1,179 @@
+// One-sided communication: windows and the operations on them.
+//
+// Contract
+//   A Window exposes memory of every rank of a communicator. It owns a private duplicate of
+//   that communicator (so its own context id, agreed collectively at creation like any
+//   communicator's); all of its traffic is ordinary point-to-point messages on that context,
+//   so it gets eager / rendezvous, zero-copy CMA / RDMA and every transport from runtime/proto.
+//   Barriers of fence and free run as collectives on the duplicate's collective context.
+//
+//   Target side (target.cc): every rank keeps kHeaderSlots receives posted for RmaHeaders from
+//   any source. Their completion callbacks (run from inside the engine) only queue the slot;
+//   the rma poller (registered with core::addPoller, so it runs from every progress()) services
+//   queued headers in arrival order and re-posts the slot. Put data is received straight into
+//   window memory; get data is sent straight from it. Accumulates are applied from a per-origin
+//   queue in issue order, with the reduction kernels of runtime/coll.
+//
+//   Origin side (origin.cc): each operation is an internal request ("op") that completes when
+//   all its parts (header / data sends, the answer's receive) have; the window counts ops in
+//   flight per target, which is what flush waits for. Locks and PSCW are in sync.cc.
+//
+//   Ownership: windows live in a table by handle until free(). Threading: single-threaded, like
+//   the rest of rrt.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include <rrt/rrt.h>
+
+#include "runtime/core/request.h"
+#include "runtime/core/status.h"
+#include "runtime/proto/comm.h"
+#include "runtime/proto/wire.h"
+
+namespace rrt::rma {
+
+enum class Kind : uint8_t { Create, Allocate, Dynamic };
+
+struct Window;
+
+// A posted receive for RmaHeaders (plus inline payload).
+struct HeaderSlot {
+  Window* win = nullptr;
+  core::Request* req = nullptr;
+  alignas(8) uint8_t buf[sizeof(proto::wire::RmaHeader) + proto::wire::kRmaInlineMax];
+};
+
+// An operation at the target that waits for its data (put / accumulate payload in a separate
+// message), or an accumulate waiting for its turn in its origin's queue.
+struct TargetOp {
+  Window* win = nullptr;
+  int src = 0;
+  proto::wire::RmaHeader h{};
+  char* addr = nullptr;       // target memory (nullptr: out of range)
+  char* data = nullptr;       // the payload (owned when owned)
+  bool owned = false;
+  bool ready = false;         // payload arrived
+  Status status = Status::Ok;
+};
+
+struct Region {
+  uintptr_t addr;
+  size_t len;
+};
+
+struct Window {
+  rrt_win_t handle = RRT_WIN_NULL;
+  proto::Comm* comm = nullptr;  // private duplicate
+  Kind kind = Kind::Create;
+  char* base = nullptr;
+  size_t size = 0;
+  int dispUnit = 1;
+  std::unique_ptr<char[], void (*)(char*)> owned{nullptr, nullptr};  // Allocate's memory
+  std::vector<Region> regions;  // Dynamic: attached memory
+
+  // ---- origin side ----
+  uint32_t nextId = 1;
+  std::vector<uint32_t> inFlight;  // per target: ops not complete
+  uint64_t inFlightTotal = 0;
+  Status opError = Status::Ok;     // first failure of an op without a request since last sync
+  std::vector<uint8_t> lockedNocheck;  // per target: locked with RRT_MODE_NOCHECK
+  std::vector<uint8_t> locked;         // per target: holds a lock
+  bool lockedAll = false;
+
+  // ---- target side ----
+  std::vector<std::unique_ptr<HeaderSlot>> slots;
+  std::deque<HeaderSlot*> readySlots;         // headers arrived, not yet serviced
+  std::deque<TargetOp*> readyPuts;            // put data arrived: acknowledge
+  std::vector<std::deque<TargetOp*>> accQueue;  // per origin: accumulates in issue order
+  size_t accReady = 0;                        // accumulates whose data arrived
+  uint64_t sendsInFlight = 0;                 // answers (acks, get data) not yet sent
+  // Locks held on this rank's window: one exclusive holder or any number of shared ones.
+  int exclusiveHolder = -1;
+  int sharedHolders = 0;
+  struct LockWaiter {
+    int src;
+    uint8_t type;
+    uint32_t id;
+  };
+  std::deque<LockWaiter> lockQueue;
+
+  // ---- generalized active target ----
+  std::vector<uint32_t> postsFrom;      // Post messages received, per rank (origin role)
+  std::vector<uint32_t> completesFrom;  // Complete messages received, per rank (target role)
+  std::vector<int> accessGroup;         // start()ed targets
+  std::vector<int> exposureGroup;       // post()ed origins
+  bool accessOpen = false, exposureOpen = false;
+
+  bool busy() const {
+    return !readySlots.empty() || !readyPuts.empty() || accReady > 0;
+  }
+};
+
+// ---- the window table and lifecycle (window.cc) ----------------------------------------------
+Window* lookup(rrt_win_t handle);
+const std::vector<Window*>& windows();  // by handle; nullptr where freed
+// Collective over parent. base / size / dispUnit per kind (Allocate: base ignored, allocated).
+Status create(proto::Comm& parent, Kind kind, void* base, size_t size, int dispUnit, Window** out);
+Status attach(Window& w, void* base, size_t size);
+Status detach(Window& w, const void* base);
+Status free(Window* w);
+Status barrier(Window& w);  // over the window's communicator
+void finalizeAll();  // rrt_finalize: drops every window without communication
+
+// Fire-and-forget sends on the window's context, counted in w.sendsInFlight until the
+// transport is done with them. sendCopy copies data when it cannot go out at once (headers,
+// acks); sendFrom sends from memory that stays valid (window memory, result buffers owned by
+// the TargetOp freed afterwards when own is set).
+Status sendCopy(Window& w, int dst, int tag, const void* data, size_t len);
+Status sendFrom(Window& w, int dst, int tag, const void* buf, size_t len, char* own);
+
+// ---- origin side (origin.cc) -----------------------------------------------------------------
+// One operation. Buffers are bytes; for Acc / GetAcc / Cas, type is the predefined base type and
+// bytes a multiple of its size. result: Get's destination, GetAcc / Cas's old contents. For Cas
+// origin holds [compare, value]. request: when not nullptr, receives a request that completes
+// with the op (the caller owns it); else the op's failure is kept for the next sync call.
+struct OpArgs {
+  proto::wire::RmaOp op = proto::wire::RmaOp::Put;
+  const void* origin = nullptr;
+  size_t originBytes = 0;   // payload sent (Cas: 2 elements)
+  void* result = nullptr;
+  size_t bytes = 0;         // target bytes accessed
+  rrt_datatype_t type = RRT_BYTE;
+  rrt_op_t rop = RRT_OP_NULL;
+  int target = 0;
+  uint64_t disp = 0;
+};
+Status issue(Window& w, const OpArgs& a, core::Request** request);
+// Sends a header-only control message (Lock / Unlock carry an answer; Post / Complete none).
+// When answered, *ack is filled and *done set once the answer arrived.
+Status control(Window& w, proto::wire::RmaOp op, int target, uint8_t lockType, bool answered,
+               core::Request** answer, proto::wire::RmaAck* ack);
+
+// ---- target side (target.cc) -----------------------------------------------------------------
+Status postSlots(Window& w);
+void cancelSlots(Window& w);
+// The rma poller: services every window's queued work. Registered on the first window.
+int poll(void*);
+void ensurePoller();
+
+// ---- synchronization (sync.cc) ---------------------------------------------------------------
+Status flush(Window& w, int target);  // target -1: all
+Status fence(Window& w);
+Status lock(Window& w, int type, int target, int assertBits);
+Status unlock(Window& w, int target);
+Status lockAll(Window& w, int assertBits);
+Status unlockAll(Window& w);
+Status post(Window& w, const std::vector<int>& ranks, int assertBits);
+Status start(Window& w, const std::vector<int>& ranks, int assertBits);
+Status complete(Window& w);
+Status wait(Window& w);
+Status test(Window& w, bool* done);
+// Takes the failure of completed ops since the last sync (and clears it).
+Status takeError(Window& w);
+
+}  // namespace rrt::rma
