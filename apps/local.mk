@@ -66,7 +66,8 @@ bin_SCRIPTS += apps/rrtcc apps/rrtcxx
 CLEANFILES += apps/rrtcc apps/rrtcxx
 EXTRA_DIST += apps/wrapper.in
 apps_wrapper_edit = sed -e 's|@prefix[@]|$(prefix)|g' -e 's|@bindir[@]|$(bindir)|g' \
-	-e 's|@includedir[@]|$(includedir)|g' -e 's|@libdir[@]|$(libdir)|g'
+	-e 's|@includedir[@]|$(includedir)|g' -e 's|@libdir[@]|$(libdir)|g' \
+	-e 's|@SANLINK[@]|$(SAN_WRAPPER_LDFLAGS)|g'
 
 apps/rrtcc: $(srcdir)/apps/wrapper.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) apps && $(apps_wrapper_edit) -e 's|@NAME[@]|rrtcc|g' \

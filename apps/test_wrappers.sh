@@ -19,7 +19,9 @@ compile=$("$cc_wrapper" --showme:compile)
 link=$("$cc_wrapper" --showme:link)
 case $compile in -I/*) ;; *) fail "--showme:compile gives '$compile'" ;; esac
 libdir=${link#-L}; libdir=${libdir%% *}
-expect "--showme:link" "$link" "-L$libdir -Wl,-rpath,$libdir -lrrt"
+# A sanitizer build adds its runtime (tests/local.mk passes the flags as RRT_SAN_LDFLAGS).
+san=${RRT_SAN_LDFLAGS:-}
+expect "--showme:link" "$link" "-L$libdir -Wl,-rpath,$libdir -lrrt${san:+ $san}"
 expect "rrtcxx --showme:compile" "$("$cxx_wrapper" --showme:compile)" "$compile"
 expect "--showme with RRT_CC" "$(RRT_CC=mycc "$cc_wrapper" --showme x.c -o x)" \
   "mycc $compile x.c -o x $link"

@@ -30,7 +30,7 @@ bin_SCRIPTS += rrtmpicc rrtmpicxx
 CLEANFILES += rrtmpicc rrtmpicxx
 EXTRA_DIST += runtime/mpi/rrtmpicc.in
 RRTMPI_WRAPPER_SED = sed -e 's|@includedir[@]|$(includedir)|g' -e 's|@libdir[@]|$(libdir)|g' \
-	-e 's|@version[@]|$(PACKAGE_VERSION)|g'
+	-e 's|@version[@]|$(PACKAGE_VERSION)|g' -e 's|@sanlink[@]|$(SAN_WRAPPER_LDFLAGS)|g'
 rrtmpicc: $(srcdir)/runtime/mpi/rrtmpicc.in Makefile
 	$(AM_V_GEN)$(RRTMPI_WRAPPER_SED) -e 's|@compiler[@]|$(CC)|g' -e 's|@name[@]|rrtmpicc|g' \
 	  $(srcdir)/runtime/mpi/rrtmpicc.in > $@.tmp && chmod +x $@.tmp && mv $@.tmp $@

@@ -6,6 +6,7 @@
 // user function expects (MPI_INT and MPI_INT32_T are one rrt type but differ to a user
 // function that switches on the handle) and rrt never splits an element.
 #include <climits>
+#include <map>
 
 #include "runtime/mpi/state.h"
 
@@ -17,9 +18,17 @@ Table<Op>& ops() {
   return t;
 }
 
-struct UserFn {  // rrt's user_data; lives as long as the process (pending non-blocking
-  MPI_User_function* fn;  // reductions may still call it after MPI_Op_free)
+struct UserFn {  // rrt's user_data
+  MPI_User_function* fn;
 };
+
+// One UserFn per user function, for the life of the process: a pending non-blocking reduction
+// may still call it after MPI_Op_free, and ops created and freed over and over with the same
+// function take no more memory (std::map: the entries never move).
+UserFn* userFnFor(MPI_User_function* fn) {
+  static std::map<MPI_User_function*, UserFn> table;
+  return &table.try_emplace(fn, UserFn{fn}).first->second;
+}
 
 // The MPI type to name for an rrt predefined type, when rrt hands one back instead of ours.
 MPI_Datatype mpiTypeOfRrt(rrt_datatype_t t) {
@@ -69,12 +78,10 @@ extern "C" {
 
 int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   if (user_fn == nullptr || op == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
-  auto* u = new UserFn{user_fn};
   rrt_op_t rop;
-  if (int e = check(MPI_COMM_WORLD, rrt_op_create(bridge, u, commute, &rop), __func__)) {
-    delete u;
+  if (int e = check(MPI_COMM_WORLD, rrt_op_create(bridge, userFnFor(user_fn), commute, &rop),
+                    __func__))
     return e;
-  }
   *op = kKindOp | ops().add(Op{rop, user_fn, commute != 0});
   return MPI_SUCCESS;
 }

@@ -169,7 +169,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint32_t ctxId = (in.u8() & 1) ? world.collCtx() : world.ctx;
         const uint8_t sel = in.u8();
         const int tag = pickTag(in.u8());
-        const size_t bytes = (in.u8() | (in.u8() << 8) | (in.u8() << 16)) % (kMaxSize + 1);
+        const size_t lo = in.u16();  // 24 bits, little-endian, read in order
+        const size_t bytes = (lo | (size_t{in.u8()} << 16)) % (kMaxSize + 1);
         if (ops.size() >= kMaxOps) break;
         Op op;
         op.recv = recv;
@@ -195,7 +196,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint32_t ctxId = (in.u8() & 1) ? world.collCtx() : world.ctx;
         bool found = false;
         rrt_status_t status;
-        (void)proto::iprobe(world, ctxId, pickSource(in.u8()), pickTag(in.u8()), &found, &status);
+        const int src = pickSource(in.u8());  // arguments are unsequenced: read in order
+        const int tag = pickTag(in.u8());
+        (void)proto::iprobe(world, ctxId, src, tag, &found, &status);
         break;
       }
       case 5: {

@@ -36,8 +36,16 @@ class Input {
   bool empty() const { return pos_ >= n_; }
   size_t left() const { return pos_ < n_ ? n_ - pos_ : 0; }
   uint8_t u8() { return pos_ < n_ ? d_[pos_++] : 0; }
-  uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
-  uint32_t u32() { return u16() | (static_cast<uint32_t>(u16()) << 16); }
+  // Little-endian. The two halves are read in separate statements: the operands of | are
+  // unsequenced, and gcc (replay) and clang (libFuzzer) must read an input alike.
+  uint16_t u16() {
+    const uint16_t lo = u8();
+    return static_cast<uint16_t>(lo | (u8() << 8));
+  }
+  uint32_t u32() {
+    const uint32_t lo = u16();
+    return lo | (static_cast<uint32_t>(u16()) << 16);
+  }
   // Up to max bytes (fewer at the end): pointer into the input and the count taken.
   const uint8_t* bytes(size_t max, size_t* got) {
     *got = max < left() ? max : left();

@@ -3,8 +3,14 @@
 # (tests/fuzz/corpus/<target>/: seeds and the inputs of crashes found) in make check, and, with
 # --enable-fuzzing (clang), as a libFuzzer program that tests/fuzz/run_fuzzers.sh runs for a
 # bounded time.
+# The scripts take the list of targets from the folders of tests/fuzz/corpus/ (fuzz_verbs_* only
+# where the build has verbs, run over the software RDMA device).
 FUZZ_TARGETS = tests/fuzz/fuzz_engine_am tests/fuzz/fuzz_shm_ring tests/fuzz/fuzz_shm_connect \
-	tests/fuzz/fuzz_config tests/fuzz/fuzz_rrun_options
+	tests/fuzz/fuzz_config tests/fuzz/fuzz_rrun_options tests/fuzz/fuzz_tcp_stream \
+	tests/fuzz/fuzz_tcp_address
+if HAVE_VERBS
+FUZZ_TARGETS += tests/fuzz/fuzz_verbs_address
+endif
 check_PROGRAMS += $(FUZZ_TARGETS)
 if HAVE_FUZZING
 FUZZ_MAIN =
@@ -30,6 +36,19 @@ tests_fuzz_fuzz_config_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_rrun_options_SOURCES = tests/fuzz/fuzz_rrun_options.cc $(FUZZ_COMMON)
 tests_fuzz_fuzz_rrun_options_LDADD = launcher/librrun.la
 tests_fuzz_fuzz_rrun_options_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_tcp_stream_SOURCES = tests/fuzz/fuzz_tcp_stream.cc $(FUZZ_COMMON)
+tests_fuzz_fuzz_tcp_stream_LDADD = librrtint.la
+tests_fuzz_fuzz_tcp_stream_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_tcp_address_SOURCES = tests/fuzz/fuzz_tcp_address.cc $(FUZZ_COMMON)
+tests_fuzz_fuzz_tcp_address_LDADD = librrtint.la
+tests_fuzz_fuzz_tcp_address_LDFLAGS = $(FUZZ_LINK)
+if HAVE_VERBS
+tests_fuzz_fuzz_verbs_address_SOURCES = tests/fuzz/fuzz_verbs_address.cc $(FUZZ_COMMON)
+tests_fuzz_fuzz_verbs_address_LDADD = librrtint.la
+tests_fuzz_fuzz_verbs_address_LDFLAGS = $(FUZZ_LINK)
+# Runs over the software RDMA device, which make check builds first.
+EXTRA_tests_fuzz_fuzz_verbs_address_DEPENDENCIES = $(SOFTRDMA_LIB)
+endif
 
 TESTS += tests/fuzz/fuzz_replay.sh
 EXTRA_DIST += tests/fuzz/fuzz_replay.sh tests/fuzz/run_fuzzers.sh tests/fuzz/corpus

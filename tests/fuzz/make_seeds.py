@@ -121,3 +121,72 @@ for name, argv in [('basic', ['-n', '4', 'prog', 'arg']),
                    ('missing', ['--timeout']),
                    ('help', ['--help'])]:
     write('fuzz_rrun_options', name, b'\0'.join(a.encode() for a in argv))
+
+# ---- fuzz_tcp_stream: side, Hello mode, then frame ops (see fuzz_tcp_stream.cc) --------------
+def tcp_am(am_id, payload):
+    return bytes([0, am_id]) + struct.pack('<H', len(payload)) + payload
+
+
+def tcp_put(off, payload, cookie=None):
+    flags = 0 if cookie is None else 1
+    extra = b'' if cookie is None else struct.pack('<II', cookie >> 32, cookie & 0xffffffff)
+    return bytes([1, flags]) + extra + struct.pack('<HH', off, len(payload)) + payload
+
+
+def tcp_raw(data):
+    return bytes([2, len(data)]) + data
+
+
+def tcp_header(length, kind, am_id=0):
+    return bytes([3]) + struct.pack('<IBB', length, kind, am_id)
+
+
+VALID_HELLO = bytes([0])  # a valid Hello, no edits
+for side, name in [(0, 'accept'), (1, 'connect')]:
+    write('fuzz_tcp_stream', name + '-ams', bytes([side]) + VALID_HELLO + tcp_am(1, b'eager')
+          + tcp_am(4, b'r' * 3000) + tcp_am(2, b''))
+    write('fuzz_tcp_stream', name + '-put-then-fin', bytes([side]) + VALID_HELLO
+          + tcp_put(128, b'p' * 4096) + tcp_am(7, struct.pack('<Q', 1)))
+write('fuzz_tcp_stream', 'accept-wrong-secret', bytes([0, 2, 9, 0x3d, 20, 0]) + tcp_am(1, b'x'))
+write('fuzz_tcp_stream', 'accept-wrong-rank', bytes([0, 1, 40, 0]) + tcp_am(1, b'x'))
+write('fuzz_tcp_stream', 'connect-rejected', bytes([1, 1, 52, 2]) + tcp_am(1, b'x'))
+write('fuzz_tcp_stream', 'accept-garbage-hello', bytes([0, 0x80]) + b'GET / HTTP/1.0\r\n\r\n' * 4)
+write('fuzz_tcp_stream', 'accept-short-hello', bytes([0, 0x80]) + b'rrt-tcp1')
+write('fuzz_tcp_stream', 'put-bad-cookie', bytes([0]) + VALID_HELLO
+      + tcp_put(0, b'z' * 64, cookie=0x1234567890abcdef))
+write('fuzz_tcp_stream', 'put-past-region', bytes([0]) + VALID_HELLO + tcp_put(65000, b'o' * 1000))
+write('fuzz_tcp_stream', 'am-too-long', bytes([0]) + VALID_HELLO + tcp_header(1 << 20, 1))
+write('fuzz_tcp_stream', 'unknown-kind', bytes([1]) + VALID_HELLO + tcp_header(8, 9))
+write('fuzz_tcp_stream', 'partial-frame', bytes([0]) + VALID_HELLO + tcp_raw(struct.pack('<IBBH', 100, 1, 3, 0) + b'cut'))
+
+# ---- fuzz_tcp_address: header (magic, version, count, rank, port) + IPv4/prefix entries -------
+def tcp_addr(entries, rank=1, port=0x3930, magic=0x72746370, version=1, count=None):
+    head = struct.pack('<IHHiHH', magic, version, len(entries) if count is None else count,
+                       rank, port, 0)
+    return head + b''.join(struct.pack('<IB3x', ip, prefix) for ip, prefix in entries)
+
+
+write('fuzz_tcp_address', 'one', tcp_addr([(0x0100007f, 8)]))
+write('fuzz_tcp_address', 'three', tcp_addr([(0x0302010a, 16), (0x09_07_a8c0, 24), (0x0100007f, 8)]))
+write('fuzz_tcp_address', 'count-too-big', tcp_addr([(0x0100007f, 8)], count=2))
+write('fuzz_tcp_address', 'bad-prefix', tcp_addr([(0x0100007f, 33)]))
+write('fuzz_tcp_address', 'wrong-rank', tcp_addr([(0x0100007f, 8)], rank=0))
+write('fuzz_tcp_address', 'no-port', tcp_addr([(0x0100007f, 8)], port=0))
+
+# ---- fuzz_verbs_address: the version-1 blob of a job of two ----------------------------------
+def verbs_addr(slots, magic=0x72727662, version=1, lid=0, gid=bytes(16), mtu=5, has_gid=1,
+               link=2, count=None):
+    head = struct.pack('<IHH16sBBBBI', magic, version, lid, gid, mtu, has_gid, link, 0,
+                       len(slots) if count is None else count)
+    return head + b''.join(struct.pack('<II', qpn, psn) for qpn, psn in slots)
+
+
+ROCE_GID = bytes(10) + b'\xff\xff' + bytes([127, 0, 0, 1])
+write('fuzz_verbs_address', 'v1-roce', verbs_addr([(0x11, 0x123456), (0, 0)], gid=ROCE_GID))
+write('fuzz_verbs_address', 'v1-ib-lid', verbs_addr([(0x12, 7), (0x13, 8)], lid=3, has_gid=0,
+                                                     link=1, mtu=3))
+write('fuzz_verbs_address', 'v1-no-qp-for-us', verbs_addr([(0, 0), (0x14, 1)]))
+write('fuzz_verbs_address', 'v1-bad-mtu', verbs_addr([(0x11, 1), (0, 0)], mtu=6))
+write('fuzz_verbs_address', 'v1-wrong-count', verbs_addr([(0x11, 1), (0, 0)], count=3))
+write('fuzz_verbs_address', 'v1-truncated', verbs_addr([(0x11, 1), (0, 0)])[:40])
+write('fuzz_verbs_address', 'v2-unknown', verbs_addr([(0x11, 1), (0, 0)], version=2))

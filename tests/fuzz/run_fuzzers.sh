@@ -4,7 +4,9 @@
 # Each target starts from its corpus in the tree (read-only: new inputs go to a scratch
 # folder) and stops after the time; a crash, leak, timeout or out-of-memory fails the run and
 # leaves the input in BUILDDIR/fuzz-artifacts/ (add it to tests/fuzz/corpus/<target>/ as
-# crash-<what> once fixed). Prints executions per target from libFuzzer's final stats.
+# crash-<what> once fixed). Prints executions per target from libFuzzer's final stats. The
+# targets are the folders of tests/fuzz/corpus/ (FUZZ_TARGETS="a b" picks some); fuzz_verbs_*
+# run over the software RDMA device and only in a build with verbs.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:?usage: run_fuzzers.sh BUILDDIR [SECONDS]}" && pwd)
@@ -12,13 +14,21 @@ secs=${2:-45}
 art="$build/fuzz-artifacts"
 mkdir -p "$art"
 status=0
-for t in fuzz_engine_am fuzz_shm_ring fuzz_shm_connect fuzz_config fuzz_rrun_options; do
+targets=${FUZZ_TARGETS:-$(cd "$here/corpus" && ls)}
+for t in $targets; do
   bin="$build/tests/fuzz/$t"
+  envs=()
+  case $t in
+    fuzz_verbs_*)
+      grep -q '^#define RRT_HAVE_VERBS 1' "$build/rrt_config.h" ||
+        { echo "skip: $t (built without verbs)"; continue; }
+      envs=(LD_LIBRARY_PATH="$build/tests/softrdma/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") ;;
+  esac
   [ -x "$bin" ] || { echo "FAIL: $bin not built (configure --enable-fuzzing, make check)"; status=1; continue; }
   scratch=$(mktemp -d "${TMPDIR:-/tmp}/rrt-fuzz-$t.XXXXXX")
   log="$art/$t.log"
   # -timeout: one input may take at most 10 s (a hang is a finding); -rss_limit_mb bounds memory.
-  timeout -k 10 $(( secs + 120 )) "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  timeout -k 10 $(( secs + 120 )) env "${envs[@]}" "$bin" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$art/$t-" "$scratch" "$here/corpus/$t" >"$log" 2>&1
   rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -81,6 +81,21 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
   echo "SOFTROCE_RRT=${RRT_SOFTROCE_RRT:-1}"
   echo "SOFTROCE_VERBOSE=${RRT_SOFTROCE_VERBOSE:-0}"
   echo "SOFTROCE_FILTER=$(q "${RRT_SOFTROCE_FILTER:-}")"
+  # A sanitizer build: the ranks in the guest get the host's sanitizer options, and the leak
+  # suppressions (tests/sanitizers/lsan.supp, third-party only) as a file the guest writes.
+  supp=$(printf '%s' "${LSAN_OPTIONS:-}" | tr ':' '\n' | sed -n 's/^suppressions=//p' | head -n 1)
+  if [ -n "$supp" ] && [ -f "$supp" ]; then
+    echo "cat >/tmp/rrt-lsan.supp <<'RRT_LSAN_SUPP'"
+    grep -v '^#' "$supp"
+    echo "RRT_LSAN_SUPP"
+    echo "LSAN_OPTIONS=$(q "$(printf '%s' "$LSAN_OPTIONS" | tr ':' '\n' |
+      sed 's|^suppressions=.*|suppressions=/tmp/rrt-lsan.supp|' | paste -sd: -)")"
+  fi
+  for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS; do
+    eval "val=\${$v:-}"
+    [ -z "$val" ] || [ "$v" = LSAN_OPTIONS ] || echo "$v=$(q "$val")"
+    [ -z "$val" ] || echo "export $v"
+  done
 } >"$work/conf"
 
 t0=$(date +%s)

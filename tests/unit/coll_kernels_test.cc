@@ -172,10 +172,22 @@ TEST(CollKernels, MinlocMaxloc) {
 
 // ---- float16 / bfloat16 --------------------------------------------------------------------
 
+// The compiler's own _Float16 is the reference. Clang before 15 has none on x86 (the sanitizer
+// build uses Debian's clang 14, and its __fp16 needs compiler-rt's conversion helpers, which
+// libgcc lacks): there the two reference tests skip; the gcc build runs them.
+#if defined(__clang__) && __clang_major__ < 15
+#define RRT_NO_FLOAT16_REFERENCE 1
+#else
+using RefHalf = _Float16;
+#endif
+
 TEST(CollKernels, HalfConversionExhaustive) {
+#ifdef RRT_NO_FLOAT16_REFERENCE
+  GTEST_SKIP() << "no _Float16 in this compiler (the gcc build runs this test)";
+#else
   for (uint32_t h = 0; h < 65536; ++h) {
     const float f = halfToFloat(static_cast<uint16_t>(h));
-    const _Float16 ref = [&] { _Float16 x; uint16_t hh = static_cast<uint16_t>(h); std::memcpy(&x, &hh, 2); return x; }();
+    const RefHalf ref = [&] { RefHalf x; uint16_t hh = static_cast<uint16_t>(h); std::memcpy(&x, &hh, 2); return x; }();
     if (std::isnan(static_cast<float>(ref))) {
       EXPECT_TRUE(std::isnan(f)) << h;
       EXPECT_TRUE(floatToHalf(f) & 0x0200) << "quiet NaN " << h;
@@ -184,9 +196,13 @@ TEST(CollKernels, HalfConversionExhaustive) {
     ASSERT_EQ(f, static_cast<float>(ref)) << h;
     ASSERT_EQ(floatToHalf(f), h) << "round trip " << h;
   }
+#endif
 }
 
 TEST(CollKernels, HalfRoundingMatchesCompiler) {
+#ifdef RRT_NO_FLOAT16_REFERENCE
+  GTEST_SKIP() << "no _Float16 in this compiler (the gcc build runs this test)";
+#else
   // The compiler's float -> _Float16 conversion rounds to nearest even: compare on random
   // floats across the whole range, halfway cases, subnormals and overflow.
   std::mt19937 g(5);
@@ -202,11 +218,12 @@ TEST(CollKernels, HalfRoundingMatchesCompiler) {
   for (int e = -26; e < 17; ++e)
     for (int k = 0; k < 64; ++k) fs.push_back(std::ldexp(1.0f + static_cast<float>(k) / 2048.0f + 1.0f / 4096.0f, e));
   for (float f : fs) {
-    const _Float16 ref = static_cast<_Float16>(f);
+    const RefHalf ref = static_cast<RefHalf>(f);
     uint16_t want;
     std::memcpy(&want, &ref, 2);
     ASSERT_EQ(floatToHalf(f), want) << f;
   }
+#endif
 }
 
 TEST(CollKernels, Bfloat16) {

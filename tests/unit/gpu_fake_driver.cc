@@ -58,18 +58,21 @@ void FakeDriver::protect(uintptr_t a, size_t n, bool open) {
 }
 
 void FakeDriver::devWrite(void* dst, const void* src, size_t n) {
+  if (n == 0) return;  // an empty vector's data() may be null: no memcpy(.., nullptr, 0)
   protect(reinterpret_cast<uintptr_t>(dst), n, true);
   memcpy(dst, src, n);
   protect(reinterpret_cast<uintptr_t>(dst), n, false);
 }
 
 void FakeDriver::devRead(void* dst, const void* src, size_t n) {
+  if (n == 0) return;  // an empty vector's data() may be null: no memcpy(.., nullptr, 0)
   protect(reinterpret_cast<uintptr_t>(src), n, true);
   memcpy(dst, src, n);
   protect(reinterpret_cast<uintptr_t>(src), n, false);
 }
 
 void FakeDriver::run(const CopyLog& c) {
+  if (c.n == 0) return;
   protect(c.src, c.n, true);
   protect(c.dst, c.n, true);
   memmove(reinterpret_cast<void*>(c.dst), reinterpret_cast<const void*>(c.src), c.n);

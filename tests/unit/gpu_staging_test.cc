@@ -57,12 +57,12 @@ struct Buf {
   }
   void put(const std::vector<char>& v) {
     if (device) gFake->devWrite(p, v.data(), v.size());
-    else memcpy(p, v.data(), v.size());
+    else if (!v.empty()) memcpy(p, v.data(), v.size());  // data() of an empty vector: null
   }
   std::vector<char> get() const {
     std::vector<char> v(n);
     if (device) gFake->devRead(v.data(), p, n);
-    else memcpy(v.data(), p, n);
+    else if (n) memcpy(v.data(), p, n);
     return v;
   }
 };

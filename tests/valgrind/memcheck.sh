@@ -6,8 +6,8 @@
 #   tests/valgrind/memcheck.sh [BUILDDIR]
 # Exits 1 when any binary has an error, 77 when valgrind is missing. coll_test runs its kernel,
 # pattern and selection tests here; its algorithm tests (every collective at 1..16 simulated
-# ranks: a minute natively, far too long under memcheck) run under ASan in .ci/run instead,
-# unless MEMCHECK_ALL=1.
+# ranks: a minute natively, far too long under memcheck) only with MEMCHECK_ALL=1 (and in a
+# whole make check under ASan, which CI leaves out for time: see .ci/run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-${top_builddir:-$(cd "$here/../.." && pwd)}}

@@ -1,0 +1,288 @@
+// Fuzz target: what arrives on a TCP connection of the tcp transport (runtime/transport/tcp/
+// frame.h): the 64-byte Hello of the handshake, then AM and PUT frames. Every input gets a
+// fresh transport (rank 0 of a job of two, loopback, a known secret) and one real loopback
+// connection played by the harness as "rank 1", from either end:
+//   - accepting side: the harness connects to the transport's listening port and writes a
+//     Hello and frames (onAccept / onIncoming / checkHello, then parseFrames);
+//   - connecting side: the transport connects to the harness (an amSend to rank 1 opens it),
+//     which answers the transport's Hello with its own (onHelloReply: verdict, checks), then
+//     writes frames.
+// The harness then closes its write side; whatever it sent, the transport must close the
+// connection (a peer that hangs up is dead), never crash, never write outside the region it
+// registered (a 64 KiB heap buffer, exact size for ASan), and hand the AM handler only whole
+// frames. When the Hello was valid, the AMs of the well-formed frames before the first
+// malformed one arrive in order and intact.
+//
+// Input: byte 0 bit 0: 0 accepting side, 1 connecting side. Byte 1: the Hello: bit 7 set, the
+// next 64 bytes are the Hello as sent; else a valid Hello with (byte 1 & 7) byte edits
+// (offset, value) applied. Then frame operations, one opcode byte each (% 4):
+//   0 AM       id, 16-bit length, that many payload bytes (zeros past the input's end)
+//   1 PUT      flags (bit 0: a made-up cookie, 8 bytes follow), 16-bit offset into the
+//              region, 16-bit length, then that many payload bytes
+//   2 raw      count, then that many bytes written as they are
+//   3 header   a FrameHeader with a 32-bit length, kind and id from the input, nothing after it
+// The stream stops growing at 1 MiB.
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/core/log.h"
+#include "runtime/transport/tcp/address.h"
+#include "runtime/transport/tcp/frame.h"
+#include "runtime/transport/tcp/tcp_transport.h"
+#include "tests/fuzz/fuzz_target.h"
+
+using namespace rrt;
+using namespace rrt::transport::tcp;
+
+namespace {
+
+constexpr size_t kRegion = 64 << 10;
+constexpr size_t kMaxStream = 1 << 20;
+constexpr char kSecretByte = '\x3c';
+// Spins of the harness loop before a transport that neither reads nor closes counts as hung
+// (each spin is one progress() and one poll(0); far beyond any legitimate exchange).
+constexpr long kMaxSpins = 2000000;
+
+struct Delivered {
+  uint8_t id;
+  std::string data;
+};
+
+struct State {
+  std::vector<Delivered> ams;
+  int failed = 0;
+};
+
+void onAm(void* arg, int src, transport::AmId id, const void* data, size_t len) {
+  RRT_FUZZ_CHECK(src == 1);
+  RRT_FUZZ_CHECK(len <= (64u << 10));
+  auto* s = static_cast<State*>(arg);
+  // Copying every byte lets ASan see a frame that runs past the receive buffer.
+  s->ams.push_back({id, std::string(static_cast<const char*>(data), len)});
+}
+
+void onFailed(void* arg, int peer, Status) {
+  RRT_FUZZ_CHECK(peer == 1);
+  ++static_cast<State*>(arg)->failed;
+}
+
+Hello validHello(uint32_t verdict) {
+  Hello h{};
+  memcpy(h.magic, kHelloMagic, sizeof h.magic);
+  memset(h.secret, kSecretByte, sizeof h.secret);
+  h.rank = 1;
+  h.peer = 0;
+  h.size = 2;
+  h.verdict = verdict;
+  return h;
+}
+
+void append(std::string* s, const void* p, size_t n) {
+  s->append(static_cast<const char*>(p), n);
+}
+
+void noDelay(int fd) {
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+// Reads what the transport sent (its Hello, its AM) and tells whether it hung up.
+bool drainSaysClosed(int fd) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0) continue;
+    if (n == 0) return true;
+    return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR;
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (!getenv("RRT_LOG")) log::gLevel = static_cast<log::Level>(-1);  // rejections are expected
+  fuzz::Input in(data, size);
+  const bool connecting = in.u8() & 1;
+
+  State state;
+  transport::Context ctx;
+  ctx.rank = 0;
+  ctx.size = 2;
+  ctx.nodeOf = {0, 0};  // one node: the transport listens on loopback
+  ctx.jobId = "fuzz-tcp";
+  ctx.secret = std::string(kSecretBytes, kSecretByte);
+  ctx.amHandler = &onAm;
+  ctx.peerFailed = &onFailed;
+  ctx.handlerArg = &state;
+  Status st;
+  transport::TransportPtr tx = create(ctx, &st);
+  RRT_FUZZ_CHECK(tx != nullptr);
+
+  std::unique_ptr<uint8_t[]> region(new uint8_t[kRegion]());
+  transport::MemHandle* mh = nullptr;
+  RRT_FUZZ_CHECK(tx->memReg(region.get(), kRegion, memory::MemType::Host, &mh) == Status::Ok);
+  uint64_t cookie = 0;
+  RRT_FUZZ_CHECK(tx->rkeyPack(mh, &cookie) == sizeof cookie);
+  const uint64_t base = reinterpret_cast<uint64_t>(region.get());
+
+  // ---- the bytes "rank 1" sends ----
+  std::string stream;
+  const Hello want = validHello(connecting ? kVerdictAccept : kVerdictNone);
+  Hello hello = want;
+  const uint8_t hmode = in.u8();
+  if (hmode & 0x80) {
+    size_t got;
+    const uint8_t* p = in.bytes(sizeof hello, &got);
+    memset(&hello, 0, sizeof hello);
+    memcpy(&hello, p, got);
+  } else {
+    auto* raw = reinterpret_cast<uint8_t*>(&hello);
+    for (int e = 0; e < (hmode & 7); ++e) {
+      const uint8_t off = in.u8() % sizeof hello;
+      raw[off] = in.u8();
+    }
+  }
+  append(&stream, &hello, sizeof hello);
+  // The transport checks magic, secret and ranks (52 bytes); the connector also the verdict.
+  const size_t checked = connecting ? 56 : 52;
+  const bool helloOk = memcmp(&hello, &want, checked) == 0;
+
+  std::vector<Delivered> expect;  // AMs of the well-formed frames before the first bad one
+  bool wellFormed = true;
+  while (!in.empty() && stream.size() < kMaxStream) {
+    switch (in.u8() % 4) {
+      case 0: {
+        const uint8_t id = in.u8();
+        const uint16_t len = in.u16();
+        FrameHeader f{len, kAm, id, 0};
+        append(&stream, &f, sizeof f);
+        size_t got;
+        const uint8_t* p = in.bytes(len, &got);
+        std::string payload(reinterpret_cast<const char*>(p), got);
+        payload.resize(len, '\0');
+        stream += payload;
+        if (wellFormed) expect.push_back({id, payload});
+        break;
+      }
+      case 1: {
+        const uint8_t flags = in.u8();
+        PutHeader h{};
+        h.cookie = cookie;
+        if (flags & 1) {
+          const uint64_t hi = in.u32();
+          h.cookie = hi << 32 | in.u32();
+        }
+        const uint16_t off = in.u16();
+        const uint16_t len = in.u16();
+        h.f = FrameHeader{len, kPut, 0, 0};
+        h.addr = base + off;
+        append(&stream, &h, sizeof h);
+        size_t got;
+        const uint8_t* p = in.bytes(len, &got);
+        std::string payload(reinterpret_cast<const char*>(p), got);
+        payload.resize(len, '\0');
+        stream += payload;
+        if (h.cookie != cookie || size_t{off} + len > kRegion) wellFormed = false;
+        break;
+      }
+      case 2: {
+        size_t got;
+        const uint8_t* p = in.bytes(in.u8(), &got);
+        append(&stream, p, got);
+        wellFormed = false;
+        break;
+      }
+      default: {
+        FrameHeader f{in.u32(), in.u8(), in.u8(), 0};
+        append(&stream, &f, sizeof f);
+        wellFormed = false;
+        break;
+      }
+    }
+  }
+
+  // ---- the connection ----
+  int fd = -1;
+  if (!connecting) {
+    std::vector<uint8_t> blob;
+    RRT_FUZZ_CHECK(tx->address(&blob) == Status::Ok);
+    uint16_t port = 0;
+    std::vector<Endpoint> eps;
+    RRT_FUZZ_CHECK(parseAddress(blob.data(), blob.size(), 0, &port, &eps) == Status::Ok);
+    fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    RRT_FUZZ_CHECK(fd >= 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = eps[0].ipv4;
+    sa.sin_port = port;
+    RRT_FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+  } else {
+    const int lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    RRT_FUZZ_CHECK(lfd >= 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t slen = sizeof sa;
+    RRT_FUZZ_CHECK(bind(lfd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
+    RRT_FUZZ_CHECK(listen(lfd, 4) == 0);
+    RRT_FUZZ_CHECK(getsockname(lfd, reinterpret_cast<sockaddr*>(&sa), &slen) == 0);
+    std::vector<uint8_t> blob;
+    packAddress(1, sa.sin_port, {Endpoint{htonl(INADDR_LOOPBACK), 8}}, &blob);
+    RRT_FUZZ_CHECK(tx->connect(1, blob.data(), blob.size()) == Status::Ok);
+    RRT_FUZZ_CHECK(tx->amSend(1, 9, "hi", 2, nullptr, 0) == Status::Ok);  // opens the connection
+    for (long spin = 0; fd < 0; ++spin) {
+      RRT_FUZZ_CHECK(spin < kMaxSpins);
+      tx->progress();
+      fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
+      RRT_FUZZ_CHECK(fd >= 0 || errno == EAGAIN || errno == EWOULDBLOCK);
+    }
+    close(lfd);
+  }
+  noDelay(fd);
+
+  // Write everything (as far as the transport reads), then hang up the write side.
+  size_t sent = 0;
+  bool closed = false;
+  long spin = 0;
+  while (sent < stream.size() && !closed) {
+    RRT_FUZZ_CHECK(++spin < kMaxSpins);
+    const ssize_t n = send(fd, stream.data() + sent, stream.size() - sent,
+                           MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) sent += static_cast<size_t>(n);
+    else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+    tx->progress();
+    if (drainSaysClosed(fd)) closed = true;
+  }
+  shutdown(fd, SHUT_WR);
+  while (!closed) {
+    // A transport that keeps a connection whose peer hung up is a finding (a hang).
+    RRT_FUZZ_CHECK(++spin < kMaxSpins);
+    tx->progress();
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, 0) > 0 && drainSaysClosed(fd)) closed = true;
+  }
+  close(fd);
+  for (int i = 0; i < 4; ++i) tx->progress();  // reports the failure
+
+  if (helloOk) {
+    RRT_FUZZ_CHECK(state.ams.size() >= expect.size());
+    for (size_t i = 0; i < expect.size(); ++i)
+      RRT_FUZZ_CHECK(state.ams[i].id == expect[i].id && state.ams[i].data == expect[i].data);
+    RRT_FUZZ_CHECK(state.failed == 1);  // the hang-up or a bad frame failed rank 1, once
+  } else {
+    RRT_FUZZ_CHECK(state.ams.empty());  // nothing of an unauthenticated connection is parsed
+  }
+  tx->memDereg(mh);
+  return 0;
+}
