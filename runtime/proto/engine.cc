@@ -396,6 +396,9 @@ void Engine::failPeer(int w, Status why) {
   }
 }
 
+// One summary line per rank, then one line per peer it sent to: the transport and, where the
+// transport tells, the route (a TCP connection's socket addresses), so a test can prove which
+// pairs of a multi-host job went over which wire.
 void Engine::printStats() {
   std::vector<TransportStats> per(transports_.size());
   for (const Peer& p : peers_) {
@@ -413,7 +416,17 @@ void Engine::printStats() {
              static_cast<unsigned long long>(per[t].bytes));
     line += buf;
   }
-  fprintf(stderr, "[rrt %d] stats: sent %s\n", job_.rank, line.c_str());
+  const uint32_t myNode = job_.nodeOf.empty() ? 0 : job_.nodeOf[job_.rank];
+  fprintf(stderr, "[rrt %d] stats: node %u sent %s\n", job_.rank, myNode, line.c_str());
+  for (size_t w = 0; w < peers_.size(); ++w) {
+    const Peer& p = peers_[w];
+    if (!p.tx || p.msgsSent == 0) continue;
+    const std::string route = p.tx->route(static_cast<int>(w));
+    fprintf(stderr, "[rrt %d] stats: to %zu node %u %s%s%s %llu msgs %llu bytes\n", job_.rank, w,
+            w < job_.nodeOf.size() ? job_.nodeOf[w] : 0, p.tx->name(), route.empty() ? "" : " ",
+            route.c_str(), static_cast<unsigned long long>(p.msgsSent),
+            static_cast<unsigned long long>(p.bytesSent));
+  }
 }
 
 }  // namespace rrt::proto

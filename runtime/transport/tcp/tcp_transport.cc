@@ -76,6 +76,7 @@ struct Peer {
   size_t rxHead = 0, rxTail = 0;
   uint8_t* putDst = nullptr;     // PUT payload still to read straight into user memory
   size_t putLeft = 0;
+  std::string route;             // "local -> remote" socket addresses, set when established
 };
 
 struct Incoming {
@@ -142,6 +143,9 @@ class TcpTransport final : public Transport {
   int eventFd() const override { return epfd_; }
   void disconnect(int peer) override {
     if (reachable(peer)) markDead(peers_[peer], Status::ErrProcFailed);
+  }
+  std::string route(int peer) const override {
+    return reachable(peer) ? peers_[peer].route : std::string();
   }
 
  private:
@@ -449,8 +453,40 @@ void TcpTransport::onHelloReply(Peer& p) {
   RRT_DEBUG("tcp: rank %d connects to us instead", p.rank);
 }
 
+namespace {
+
+// "ADDR:PORT" of a socket address (IPv4 or IPv6, the latter in brackets).
+std::string formatSockaddr(const sockaddr_storage& sa) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  unsigned port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+    port = ntohs(in6->sin6_port);
+  }
+  return "[" + std::string(host) + "]:" + std::to_string(port);
+}
+
+std::string connectionRoute(int fd) {
+  sockaddr_storage local{}, remote{};
+  socklen_t llen = sizeof local, rlen = sizeof remote;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &rlen) != 0)
+    return std::string();
+  return formatSockaddr(local) + "->" + formatSockaddr(remote);
+}
+
+}  // namespace
+
 void TcpTransport::establish(Peer& p, int fd) {
   p.fd = fd;
+  p.route = connectionRoute(fd);
   p.state = State::Established;
   p.rx.resize(kRxBytes);
   p.rxHead = p.rxTail = 0;
