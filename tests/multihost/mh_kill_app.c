@@ -5,8 +5,10 @@
  *
  * Rank 0 prints "RUNNING JOB <PMIx namespace>" after 20 rounds (the cue to kill a host).
  * With --return the program sets RRT_ERRORS_RETURN on RRT_COMM_WORLD: a survivor whose call
- * fails prints "SURVIVOR rank R: <error> after N rounds" and exits 3 when the error is
- * RRT_ERR_PROC_FAILED, "FAIL ..." and 1 otherwise. Without it (RRT_PEER_FAILURE=auto), rrt
+ * fails prints "SURVIVOR rank R: <error> after N rounds" when the error is
+ * RRT_ERR_PROC_FAILED ("FAIL ..." and exit 1 otherwise); the survivors, ranks 0 .. size/2-1
+ * (host A under by-slot mapping; the test kills host B), then check in with rank 0, so that
+ * none exits (and has the launcher end the job) before all have printed; then all exit 3. Without it (RRT_PEER_FAILURE=auto), rrt
  * tells the launcher to abort the job when it finds a peer gone. A job nobody kills fails
  * after 300 s ("FAIL ... nobody failed"), never hangs. */
 #include <stdio.h>
@@ -37,6 +39,15 @@ int main(int argc, char **argv) {
     if (e != RRT_SUCCESS) {
       if (e == RRT_ERR_PROC_FAILED) {
         printf("SURVIVOR rank %d: %s after %ld rounds\n", rank, rrt_strerror(e), round);
+        fflush(stdout);
+        int token = rank;
+        if (rank == 0) {
+          for (int r = 1; r < size / 2; ++r)
+            if (rrt_recv(&token, 1, RRT_INT32, r, 99, RRT_COMM_WORLD, RRT_STATUS_IGNORE) != RRT_SUCCESS)
+              printf("FAIL mh_kill_app: survivor %d did not check in\n", r);
+        } else if (rank < size / 2) {
+          rrt_send(&token, 1, RRT_INT32, 0, 99, RRT_COMM_WORLD);
+        }
         fflush(stdout);
         _exit(3);  /* the job is broken: no finalize (its fence would wait for the dead) */
       }

@@ -25,11 +25,10 @@ mh_setup || { echo "FAIL: could not build the namespace hosts"; exit 1; }
 
 # waitfor SECONDS FILE REGEX [COUNT]: until FILE has COUNT lines matching REGEX (default 1).
 waitfor() {
-  local i=0
+  local start=$SECONDS
   while [ "$(grep -cE "$3" "$2")" -lt "${4:-1}" ]; do
-    [ $i -ge $(($1 * 10)) ] && return 1
-    sleep 0.1
-    i=$((i + 1))
+    [ $((SECONDS - start)) -ge "$1" ] && return 1
+    sleep 0.2
   done
 }
 # Processes of namespace $MH_B whose command name is $1 (or not $1 with -v).

@@ -4,8 +4,9 @@
 #                     Open MPI's mpirun and unshare are there
 #   mh_setup          creates namespaces $MH_A and $MH_B (named after this shell's pid, so
 #                     tests may run at once), joined by one veth pair: $MH_ADDR_A/24 and
-#                     $MH_ADDR_B/24, loopback up in each (PMIx clients reach their server
-#                     over it). Traffic between them never leaves these two namespaces.
+#                     $MH_ADDR_B/24, and the IPv6 ULAs $MH_ADDR6_A/64 and $MH_ADDR6_B/64;
+#                     loopback up in each (PMIx clients reach their server over it).
+#                     Traffic between them never leaves these two namespaces.
 #   mh_mpirun ARGS    Open MPI's mpirun, started inside $MH_A (hostname $MH_A), told that
 #                     the hosts are $MH_A and $MH_B with 2 slots each and that it reaches
 #                     $MH_B through ns_agent.sh (ip netns exec + a hostname of its own)
@@ -19,6 +20,8 @@ MH_A=rrtmh$$a
 MH_B=rrtmh$$b
 MH_ADDR_A=10.250.0.1
 MH_ADDR_B=10.250.0.2
+MH_ADDR6_A=fd72:7274::1
+MH_ADDR6_B=fd72:7274::2
 
 mh_skip() { echo "SKIP: $*"; exit 77; }
 
@@ -43,6 +46,9 @@ mh_setup() {
   ip link add veth0 netns "$MH_A" type veth peer name veth0 netns "$MH_B" || return 1
   ip -n "$MH_A" addr add "$MH_ADDR_A/24" dev veth0 || return 1
   ip -n "$MH_B" addr add "$MH_ADDR_B/24" dev veth0 || return 1
+  # nodad: usable at once, without duplicate address detection's wait
+  ip -n "$MH_A" -6 addr add "$MH_ADDR6_A/64" dev veth0 nodad || return 1
+  ip -n "$MH_B" -6 addr add "$MH_ADDR6_B/64" dev veth0 nodad || return 1
   local n
   for n in "$MH_A" "$MH_B"; do
     ip -n "$n" link set lo up && ip -n "$n" link set veth0 up || return 1
