@@ -1,5 +1,7 @@
-/* mh_kill_app: ranks exchange with both ring neighbours in a loop until something fails, so
- * that a host killed mid-job (mh_kill_host.sh) finds every rank inside a call to a peer.
+/* mh_kill_app: each rank of the first half (host A under by-slot mapping) exchanges with its
+ * partner in the second half (host B), rank r with r + size/2, in a loop until something
+ * fails, so that a host killed mid-job (mh_kill_host.sh) finds every survivor inside a call to
+ * a rank of the dead host (never waiting on a live neighbour that has stopped).
  *
  *   mh_kill_app [--return]
  *
@@ -26,15 +28,20 @@ int main(int argc, char **argv) {
   int rank, size;
   rrt_comm_rank(RRT_COMM_WORLD, &rank);
   rrt_comm_size(RRT_COMM_WORLD, &size);
-  const int right = (rank + 1) % size, left = (rank + size - 1) % size;
-  static int out[16384], in[2][16384];  /* 64 KiB: rendezvous over TCP, eager over shm */
+  const int half = size / 2;
+  const int partner = rank < half ? rank + half : rank - half;
+  if (size % 2 != 0) {
+    printf("FAIL mh_kill_app: needs an even number of ranks\n");
+    return 1;
+  }
+  static int out[16384], in[2][16384];  /* 64 KiB: a rendezvous over TCP */
   const time_t start = time(NULL);
   for (long round = 0;; ++round) {
     for (int i = 0; i < 16384; ++i) out[i] = rank * 100000 + (int)round + i;
-    int e = rrt_sendrecv(out, 16384, RRT_INT32, right, 7, in[0], 16384, RRT_INT32, left, 7,
+    int e = rrt_sendrecv(out, 16384, RRT_INT32, partner, 7, in[0], 16384, RRT_INT32, partner, 7,
                          RRT_COMM_WORLD, RRT_STATUS_IGNORE);
     if (e == RRT_SUCCESS)
-      e = rrt_sendrecv(out, 16384, RRT_INT32, left, 8, in[1], 16384, RRT_INT32, right, 8,
+      e = rrt_sendrecv(out, 1, RRT_INT32, partner, 8, in[1], 1, RRT_INT32, partner, 8,
                        RRT_COMM_WORLD, RRT_STATUS_IGNORE);
     if (e != RRT_SUCCESS) {
       if (e == RRT_ERR_PROC_FAILED) {
@@ -42,10 +49,10 @@ int main(int argc, char **argv) {
         fflush(stdout);
         int token = rank;
         if (rank == 0) {
-          for (int r = 1; r < size / 2; ++r)
+          for (int r = 1; r < half; ++r)
             if (rrt_recv(&token, 1, RRT_INT32, r, 99, RRT_COMM_WORLD, RRT_STATUS_IGNORE) != RRT_SUCCESS)
               printf("FAIL mh_kill_app: survivor %d did not check in\n", r);
-        } else if (rank < size / 2) {
+        } else if (rank < half) {
           rrt_send(&token, 1, RRT_INT32, 0, 99, RRT_COMM_WORLD);
         }
         fflush(stdout);
@@ -55,7 +62,8 @@ int main(int argc, char **argv) {
       fflush(stdout);
       _exit(1);
     }
-    if (in[0][0] != left * 100000 + (int)round || in[1][0] != right * 100000 + (int)round) {
+    if (in[0][16383] != partner * 100000 + (int)round + 16383 ||
+        in[1][0] != partner * 100000 + (int)round) {
       printf("FAIL mh_kill_app: rank %d: wrong data in round %ld\n", rank, round);
       fflush(stdout);
       _exit(1);

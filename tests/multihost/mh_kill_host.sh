@@ -1,7 +1,7 @@
 #!/bin/bash
 # make check entry (root): a 4-rank job over two namespace hosts (netns.sh) under Open MPI's
-# mpirun loses host B mid-job. Every rank is inside a call to a ring neighbour (mh_kill_app),
-# so ranks 0 and 1 on host A each wait on a rank of host B.
+# mpirun loses host B mid-job. Ranks 0 and 1 (host A) are each inside a call to their partner
+# on host B, rank 2 and 3 (mh_kill_app).
 #
 # Host B dies in two steps, so that rrt's own detection is what the survivors see (not
 # mpirun's, which would otherwise race it): B's Open MPI daemon is stopped (it can no longer
