@@ -53,6 +53,16 @@ mh_setup() {
   for n in "$MH_A" "$MH_B"; do
     ip -n "$n" link set lo up && ip -n "$n" link set veth0 up || return 1
   done
+  # The carrier comes up asynchronously: a rank started before it would find no usable
+  # interface (rrt then takes loopback only) and be unreachable from the other host.
+  local i
+  for n in "$MH_A" "$MH_B"; do
+    for i in $(seq 100); do
+      ip -n "$n" -o link show veth0 | grep -q 'LOWER_UP' && break
+      sleep 0.1
+    done
+    ip -n "$n" -o link show veth0 | grep -q 'LOWER_UP' || { echo "veth0 in $n never came up"; return 1; }
+  done
 }
 
 mh_pids() { ip netns pids "$MH_A" 2>/dev/null; ip netns pids "$MH_B" 2>/dev/null; }
