@@ -154,6 +154,7 @@ int rrt_comm_set_errhandler(rrt_comm_t comm, rrt_errhandler_t handler) {
     RRT_API_FAIL("rrt_comm_set_errhandler", c, Status::ErrArg);
   }
   c->errhandler = handler;
+  c->errhandlerSet = true;
   return RRT_SUCCESS;
 }
 

@@ -37,6 +37,7 @@ RRT_TUNABLE(IbRegCacheEntries,"IB_REG_CACHE_ENTRIES","1024","most registrations 
 RRT_TUNABLE(SpinCount,       "SPIN_COUNT",       "auto",  "idle polls before a waiting rank starts to yield the CPU (auto: more when ranks <= cores)")
 RRT_TUNABLE(Yield,           "YIELD",            "auto",  "yield the CPU while waiting: auto (when oversubscribed or after spinning), on, off")
 RRT_TUNABLE(Timeout,         "TIMEOUT",          "0",     "seconds a blocking call may wait without any progress before it fails with RRT_ERR_TIMEOUT (0 = never)")
+RRT_TUNABLE(PeerFailure,     "PEER_FAILURE",     "auto",  "when a peer dies or becomes unreachable: abort (fail its operations, then tell the launcher to end the job), return (only fail its operations), auto (abort unless the program set RRT_ERRORS_RETURN on RRT_COMM_WORLD itself)")
 RRT_TUNABLE(Stats,           "STATS",            "0",     "print messages and bytes per transport at finalize (1 = on)")
 RRT_TUNABLE(CollBarrier,      "COLL_BARRIER",        "auto",  "algorithm of barrier (rrt_info lists them); auto = by size and rank count")
 RRT_TUNABLE(CollBcast,        "COLL_BCAST",          "auto",  "algorithm of bcast (rrt_info lists them); auto = by size and rank count")

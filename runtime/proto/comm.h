@@ -22,6 +22,7 @@ struct Comm {
   int size = 0;
   std::vector<int> worldRanks;      // comm rank -> world rank
   rrt_errhandler_t errhandler = RRT_ERRORS_RETURN;
+  bool errhandlerSet = false;       // the program chose errhandler (rrt_comm_set_errhandler)
   uint32_t collSeq = 0;             // collectives started: the tag of the next one
   void* collState = nullptr;        // owned by runtime/coll (scratch buffers, topology)
   void (*collStateFree)(void*) = nullptr;

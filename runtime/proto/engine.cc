@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <sstream>
 
@@ -357,6 +358,18 @@ bool Engine::idleWait(void* arg, int ms) {
 
 // ---- failures -------------------------------------------------------------------------------
 
+// RRT_PEER_FAILURE: auto aborts unless the program asked for error codes on RRT_COMM_WORLD
+// itself (rrt's default handler is RRT_ERRORS_RETURN too, but a program that never chose one is
+// not prepared to carry on without a peer).
+bool Engine::peerFailureAborts() const {
+  const std::string& policy = config::value(config::Tunable::PeerFailure);
+  if (policy == "abort") return true;
+  if (policy == "return") return false;
+  if (policy != "auto") RRT_WARN("RRT_PEER_FAILURE=%s: want auto, abort or return", policy.c_str());
+  const Comm* world = commLookup(RRT_COMM_WORLD);
+  return !(world && world->errhandlerSet && world->errhandler == RRT_ERRORS_RETURN);
+}
+
 void Engine::onPeerFailed(void* arg, int peer, Status why) {
   static_cast<Engine*>(arg)->failPeer(peer, why);
 }
@@ -366,6 +379,7 @@ void Engine::failPeer(int w, Status why) {
   Peer& p = peers_[static_cast<size_t>(w)];
   if (p.failed) return;
   p.failed = true;
+  const bool abortJob = !local_ && peerFailureAborts();
   RRT_WARN("rank %d failed (%s): failing its operations", w, statusName(why));
   while (Request* r = p.pending.popFront()) finishSend(r, Status::ErrProcFailed);
   p.ctl.clear();
@@ -394,8 +408,23 @@ void Engine::failPeer(int w, Status why) {
       finishRecv(r, Status::ErrProcFailed);
     }
   }
+  if (abortJob) {
+    // The job cannot complete: say which peer and why, then let the launcher end every rank
+    // (PMIx_Abort; rrun and Open MPI's mpirun kill the job, and exit with this code).
+    char msg[160];
+    snprintf(msg, sizeof msg, "rank %d: peer rank %d (node %u) failed: %s; aborting the job "
+             "(RRT_PEER_FAILURE=return, or RRT_ERRORS_RETURN set on RRT_COMM_WORLD, keeps it)",
+             job_.rank, w, w < static_cast<int>(job_.nodeOf.size()) ? job_.nodeOf[w] : 0,
+             statusName(why));
+    RRT_ERROR("%s", msg);
+    wireup::abortJob(static_cast<int>(Status::ErrProcFailed), msg);
+    _exit(static_cast<int>(Status::ErrProcFailed));
+  }
 }
 
+// One summary line per rank, then one line per peer it sent to: the transport and, where the
+// transport tells, the route (a TCP connection's socket addresses), so a test can prove which
+// pairs of a multi-host job went over which wire.
 void Engine::printStats() {
   std::vector<TransportStats> per(transports_.size());
   for (const Peer& p : peers_) {
@@ -413,7 +442,17 @@ void Engine::printStats() {
              static_cast<unsigned long long>(per[t].bytes));
     line += buf;
   }
-  fprintf(stderr, "[rrt %d] stats: sent %s\n", job_.rank, line.c_str());
+  const uint32_t myNode = job_.nodeOf.empty() ? 0 : job_.nodeOf[job_.rank];
+  fprintf(stderr, "[rrt %d] stats: node %u sent %s\n", job_.rank, myNode, line.c_str());
+  for (size_t w = 0; w < peers_.size(); ++w) {
+    const Peer& p = peers_[w];
+    if (!p.tx || p.msgsSent == 0) continue;
+    const std::string route = p.tx->route(static_cast<int>(w));
+    fprintf(stderr, "[rrt %d] stats: to %zu node %u %s%s%s %llu msgs %llu bytes\n", job_.rank, w,
+            w < job_.nodeOf.size() ? job_.nodeOf[w] : 0, p.tx->name(), route.empty() ? "" : " ",
+            route.c_str(), static_cast<unsigned long long>(p.msgsSent),
+            static_cast<unsigned long long>(p.bytesSent));
+  }
 }
 
 }  // namespace rrt::proto

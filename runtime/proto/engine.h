@@ -140,6 +140,7 @@ class Engine {
   // Active-message handlers.
   static void onAm(void* arg, int src, transport::AmId id, const void* data, size_t len);
   static void onPeerFailed(void* arg, int peer, Status why);
+  bool peerFailureAborts() const;
   void onEager(int src, const uint8_t* data, size_t len, bool sync);
   void onEagerFrag(int src, const uint8_t* data, size_t len);
   void onRts(int src, const uint8_t* data, size_t len);

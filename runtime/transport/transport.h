@@ -111,6 +111,9 @@ class Transport {
   virtual const Caps& caps() const = 0;
   // One line of device details for rrt_info (empty when there is nothing beyond caps()).
   virtual std::string describe() const { return std::string(); }
+  // How this transport reached peer (RRT_STATS), e.g. a connection's local and remote socket
+  // addresses; empty when there is nothing beyond the transport's name. Not for the fast path.
+  virtual std::string route(int peer) const { return std::string(); }
 
   // Wire-up (see the lifecycle above).
   virtual Status address(std::vector<uint8_t>* blob) = 0;

@@ -92,6 +92,43 @@ void initSingleton(JobInfo* job) {
   job->singleton = true;
 }
 
+// Node of every rank from the job's node and process maps (PMIX_NODE_MAP, PMIX_PROC_MAP), for
+// launchers that give no PMIX_NODEID for remote ranks (Open MPI 4.1's mpirun): node i is the
+// i-th of the job's host names in sorted order, the same on every rank. False when the maps do
+// not cover every rank exactly once.
+bool nodeIdsFromMap(const pmix_proc_t& me, int size, std::vector<uint32_t>* out) {
+  char* list = nullptr;
+  if (PMIx_Resolve_nodes(me.nspace, &list) != PMIX_SUCCESS || !list) return false;
+  std::vector<std::string> hosts;
+  std::stringstream ss(list);
+  free(list);
+  std::string h;
+  while (std::getline(ss, h, ','))
+    if (!h.empty()) hosts.push_back(h);
+  std::sort(hosts.begin(), hosts.end());
+  hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
+  std::vector<int64_t> node(static_cast<size_t>(size), -1);
+  for (size_t i = 0; i < hosts.size(); ++i) {
+    pmix_proc_t* procs = nullptr;
+    size_t n = 0;
+    if (PMIx_Resolve_peers(hosts[i].c_str(), me.nspace, &procs, &n) != PMIX_SUCCESS) return false;
+    bool good = true;
+    for (size_t k = 0; k < n; ++k) {
+      const pmix_rank_t r = procs[k].rank;
+      if (r >= static_cast<pmix_rank_t>(size) || node[r] >= 0) good = false;
+      else node[r] = static_cast<int64_t>(i);
+    }
+    if (procs) PMIX_PROC_FREE(procs, n);
+    if (!good) return false;
+  }
+  out->resize(static_cast<size_t>(size));
+  for (int r = 0; r < size; ++r) {
+    if (node[static_cast<size_t>(r)] < 0) return false;
+    (*out)[static_cast<size_t>(r)] = static_cast<uint32_t>(node[static_cast<size_t>(r)]);
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string safeJobId(const std::string& nspace) {
@@ -155,10 +192,13 @@ Status init(JobInfo* job) {
   if (!selfListed) job->localPeers.push_back(job->rank);
   std::sort(job->localPeers.begin(), job->localPeers.end());
 
-  // Node of every rank: from PMIx, never from host names.
+  // Node of every rank: from PMIx (PMIX_NODEID, else the job's maps), never from our own
+  // idea of host names. Every rank must reach the same answer: the node-aware collectives
+  // build their trees from it.
   job->nodeOf.assign(static_cast<size_t>(job->size), 0);
   uint64_t myNode = 0;
   (void)getUint(&gMe, PMIX_NODEID, &myNode);  // 0 if the launcher does not say
+  bool allKnown = true;
   for (int r = 0; r < job->size; ++r) {
     pmix_proc_t p;
     PMIX_LOAD_PROCID(&p, gMe.nspace, static_cast<pmix_rank_t>(r));
@@ -167,9 +207,34 @@ Status init(JobInfo* job) {
     if (local) {
       node = myNode;
     } else if (getUint(&p, PMIX_NODEID, &node) != Status::Ok) {
-      node = myNode + 1 + static_cast<uint64_t>(r);  // unknown: treat as another node
+      allKnown = false;
+      break;
     }
     job->nodeOf[static_cast<size_t>(r)] = static_cast<uint32_t>(node);
+  }
+  if (!allKnown) {
+    std::vector<uint32_t> fromMap;
+    bool agrees = nodeIdsFromMap(gMe, job->size, &fromMap);
+    // The map must say what PMIX_LOCAL_PEERS says about this node.
+    for (int r = 0; agrees && r < job->size; ++r) {
+      const bool local = std::binary_search(job->localPeers.begin(), job->localPeers.end(), r);
+      agrees = local == (fromMap[static_cast<size_t>(r)] == fromMap[static_cast<size_t>(job->rank)]);
+    }
+    if (agrees) {
+      job->nodeOf = fromMap;
+    } else {
+      // Last resort, the same on every rank: each rank a node of its own for the node-aware
+      // collectives (they fall back to flat algorithms); shared memory still serves the
+      // PMIX_LOCAL_PEERS ranks.
+      RRT_WARN("PMIx: no node of the remote ranks from the launcher; node-aware collectives off");
+      for (int r = 0; r < job->size; ++r) job->nodeOf[static_cast<size_t>(r)] = static_cast<uint32_t>(r);
+    }
+  }
+  if (log::enabled(log::Level::Debug)) {
+    std::string nodes;
+    for (uint32_t n : job->nodeOf) nodes += (nodes.empty() ? "" : ",") + std::to_string(n);
+    RRT_DEBUG("PMIx: rank %d of %d, %zu local, node of every rank: %s", job->rank, job->size,
+              job->localPeers.size(), nodes.c_str());
   }
 
   std::string host;

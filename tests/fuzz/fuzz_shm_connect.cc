@@ -31,7 +31,7 @@ transport::Transport* shmTransport() {
     ctx.amHandler = &ignoreAm;
     Status st;
     transport::TransportPtr t = transport::shm::create(ctx, &st);
-    shm_unlink(transport::shm::segmentName(ctx.jobId).c_str());
+    shm_unlink(transport::shm::segmentName(ctx.jobId, 0).c_str());
     RRT_FUZZ_CHECK(t != nullptr);
     return t;
   }();

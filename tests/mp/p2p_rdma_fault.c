@@ -15,6 +15,9 @@
 
 int main(int argc, char **argv) {
   rrt_init(&argc, &argv);
+  /* errors back from the calls, not a job abort, when the failed transfer fails the peer
+   * (RRT_PEER_FAILURE=auto) */
+  rrt_comm_set_errhandler(RRT_COMM_WORLD, RRT_ERRORS_RETURN);
   int rank, size;
   rrt_comm_rank(RRT_COMM_WORLD, &rank);
   rrt_comm_size(RRT_COMM_WORLD, &size);

@@ -11,6 +11,10 @@
 #             none: the program run directly as a world of one, launcher variables removed
 #             ompi: mpirun.openmpi --allow-run-as-root --oversubscribe -n NPROCS (skipped if absent)
 #   timeout   seconds for this line (default $MP_TIMEOUT or 120)
+# Environment: MP_LAUNCHER, the launcher of lines that name none (default rrun); MP_OMPI, the
+# command (words split at blanks) that launcher=ompi runs instead of
+# "mpirun.openmpi --allow-run-as-root --oversubscribe" (tests/multihost/ puts mpirun inside a
+# network namespace with it).
 # '#' starts a comment. A line passes when the launcher exits 0, the output has exactly one
 # "PASS NAME (NPROCS ranks)" line (so N singletons cannot pass for one job) and no line
 # starting with "FAIL". It is skipped when the program printed "SKIP NAME: reason" and exited
@@ -22,6 +26,8 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 : "${top_builddir:=$(cd "$here/../.." && pwd)}"
 : "${MP_TIMEOUT:=120}"
+: "${MP_LAUNCHER:=rrun}"
+: "${MP_OMPI:=mpirun.openmpi --allow-run-as-root --oversubscribe}"
 verbose=0
 filter=
 while getopts "vk:" opt; do
@@ -46,7 +52,7 @@ run_line() {
   local list=$1 lineno=$2 line=$3
   local -a words envs args ompi_x unset_args
   read -r -a words <<<"$line"
-  local name=${words[0]} np=${words[1]:-} launcher=rrun tmo=$MP_TIMEOUT w
+  local name=${words[0]} np=${words[1]:-} launcher=$MP_LAUNCHER tmo=$MP_TIMEOUT w
   envs=() args=() ompi_x=() unset_args=()
   for w in "${words[@]:2}"; do
     case $w in
@@ -76,8 +82,10 @@ run_line() {
         echo "SKIP: $label: mpirun.openmpi not found (Debian: apt-get install openmpi-bin)"
         return 77
       fi
+      local -a ompi
+      read -r -a ompi <<<"$MP_OMPI"
       cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${envs[@]}"
-           mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "${ompi_x[@]}" "$prog" "${args[@]}") ;;
+           "${ompi[@]}" -n "$np" "${ompi_x[@]}" "$prog" "${args[@]}") ;;
     *) echo "FAIL: $list:$lineno: unknown launcher '$launcher'"; return 1 ;;
   esac
 

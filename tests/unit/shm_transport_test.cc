@@ -52,7 +52,7 @@ std::string uniqueJobId() {
 
 bool segmentExists(const std::string& jobId) {
   struct stat sb;
-  return stat(("/dev/shm/rrt-" + jobId + "-shm").c_str(), &sb) == 0;
+  return stat(("/dev/shm" + segmentName(jobId, 0)).c_str(), &sb) == 0;
 }
 
 // --- per-process receive state (each forked rank has its own copy) -----------------------
@@ -232,7 +232,7 @@ TEST_F(ShmTransportTest, SingleLocalRankIsUnsupported) {
 
 TEST_F(ShmTransportTest, StaleSegmentIsReplaced) {
   const std::string job = uniqueJobId();
-  const std::string path = "/dev/shm/rrt-" + job + "-shm";
+  const std::string path = "/dev/shm" + segmentName(job, 0);
   FILE* f = fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   fputs("garbage from a crashed job", f);
@@ -262,7 +262,7 @@ TEST_F(ShmTransportTest, MismatchedRingSizeFailsAttach) {
     rk.barrier(false);
     if (rank == 1) CHILD_CHECK(rk.t->start() == Status::ErrTransport);
     rk.barrier(false);
-    if (rank == 0) shm_unlink(segmentName(job).c_str());  // nobody completed the attach
+    if (rank == 0) shm_unlink(segmentName(job, 0).c_str());  // nobody completed the attach
     return 0;
   }, job);
 }

@@ -22,8 +22,10 @@ namespace {
 
 Endpoint ep(const char* ip, uint8_t prefix) {
   in_addr a;
-  inet_pton(AF_INET, ip, &a);
-  return Endpoint{a.s_addr, prefix};
+  if (inet_pton(AF_INET, ip, &a) == 1) return Endpoint::v4(a.s_addr, prefix);
+  in6_addr a6;
+  EXPECT_EQ(inet_pton(AF_INET6, ip, &a6), 1) << ip;
+  return Endpoint::v6(a6, prefix);
 }
 
 std::vector<Interface> fakeIfs() {
@@ -37,28 +39,54 @@ TEST(TcpInterfaces, AutoTakesUpNonLoopbackOrLoopbackOnOneNode) {
   std::vector<Endpoint> out;
   ASSERT_EQ(selectEndpoints("auto", false, fakeIfs(), &out), Status::Ok);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].ipv4, ep("10.1.2.3", 16).ipv4);
-  EXPECT_EQ(out[1].ipv4, ep("192.168.7.9", 24).ipv4);
+  EXPECT_EQ(out[0], ep("10.1.2.3", 16));
+  EXPECT_EQ(out[1], ep("192.168.7.9", 24));
   ASSERT_EQ(selectEndpoints("auto", true, fakeIfs(), &out), Status::Ok);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].ipv4, ep("127.0.0.1", 8).ipv4);
+  EXPECT_EQ(out[0], ep("127.0.0.1", 8));
 }
 
 TEST(TcpInterfaces, IncludeExcludeLists) {
   std::vector<Endpoint> out;
   ASSERT_EQ(selectEndpoints("eth1", false, fakeIfs(), &out), Status::Ok);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].ipv4, ep("192.168.7.9", 24).ipv4);
+  EXPECT_EQ(out[0], ep("192.168.7.9", 24));
   ASSERT_EQ(selectEndpoints("10.0.0.0/8,lo", false, fakeIfs(), &out), Status::Ok);
   EXPECT_EQ(out.size(), 2u);
   ASSERT_EQ(selectEndpoints("^eth0", false, fakeIfs(), &out), Status::Ok);
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].ipv4, ep("192.168.7.9", 24).ipv4);
+  EXPECT_EQ(out[0], ep("192.168.7.9", 24));
   EXPECT_EQ(selectEndpoints("eth2", false, fakeIfs(), &out), Status::ErrUnsupported);  // down
   EXPECT_EQ(selectEndpoints("10.0.0.0/33", false, fakeIfs(), &out), Status::ErrArg);
   EXPECT_EQ(selectEndpoints("a,,b", false, fakeIfs(), &out), Status::ErrArg);
   EXPECT_TRUE(sameSubnet(ep("10.1.0.1", 16), ep("10.1.255.2", 16)));
   EXPECT_FALSE(sameSubnet(ep("10.1.0.1", 16), ep("10.2.0.1", 16)));
+}
+
+// IPv6: subnets in RRT_TCP_IF, ULA / global addresses, loopback ::1; link-local ones never
+// reach selectEndpoints (listInterfaces drops them).
+TEST(TcpInterfaces, Ipv6) {
+  std::vector<Interface> ifs = fakeIfs();
+  ifs.push_back({"lo", ep("::1", 128), true, true});
+  ifs.push_back({"eth0", ep("fd00:72:72::5", 64), true, false});
+  std::vector<Endpoint> out;
+  ASSERT_EQ(selectEndpoints("auto", false, ifs, &out), Status::Ok);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[2], ep("fd00:72:72::5", 64));
+  ASSERT_EQ(selectEndpoints("auto", true, ifs, &out), Status::Ok);  // one loopback address
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], ep("127.0.0.1", 8));
+  ASSERT_EQ(selectEndpoints("fd00::/8", false, ifs, &out), Status::Ok);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], ep("fd00:72:72::5", 64));
+  ASSERT_EQ(selectEndpoints("eth0,^fd00::/8", false, ifs, &out), Status::Ok);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0], ep("10.1.2.3", 16));
+  EXPECT_EQ(selectEndpoints("fd00::/129", false, ifs, &out), Status::ErrArg);
+  EXPECT_EQ(selectEndpoints("fd00::zz/64", false, ifs, &out), Status::ErrArg);
+  EXPECT_TRUE(sameSubnet(ep("fd00:72:72::5", 64), ep("fd00:72:72::9", 64)));
+  EXPECT_FALSE(sameSubnet(ep("fd00:72:72::5", 64), ep("fd00:72:73::5", 64)));
+  EXPECT_FALSE(sameSubnet(ep("10.1.2.3", 0), ep("fd00:72:72::5", 0)));  // families differ
 }
 
 TEST(TcpAddress, RoundTripAndRejects) {
@@ -73,6 +101,22 @@ TEST(TcpAddress, RoundTripAndRejects) {
   EXPECT_EQ(parseAddress(blob.data(), blob.size() - 1, 3, &port, &eps), Status::ErrArg);
   blob[0] ^= 1;
   EXPECT_EQ(parseAddress(blob.data(), blob.size(), 3, &port, &eps), Status::ErrArg);
+  // IPv6 entries round-trip; bad families, prefixes and IPv4 entries with a tail are refused.
+  packAddress(3, htons(4242), {ep("10.1.2.3", 16), ep("fd00:72:72::5", 64)}, &blob);
+  ASSERT_EQ(parseAddress(blob.data(), blob.size(), 3, &port, &eps), Status::Ok);
+  ASSERT_EQ(eps.size(), 2u);
+  EXPECT_EQ(eps[0], ep("10.1.2.3", 16));
+  EXPECT_EQ(eps[1], ep("fd00:72:72::5", 64));
+  const size_t e1 = sizeof(AddressHeader) + sizeof(AddressEntry);
+  std::vector<uint8_t> bad = blob;
+  bad[e1] = 5;  // family
+  EXPECT_EQ(parseAddress(bad.data(), bad.size(), 3, &port, &eps), Status::ErrArg);
+  bad = blob;
+  bad[e1 + 1] = 129;  // prefix
+  EXPECT_EQ(parseAddress(bad.data(), bad.size(), 3, &port, &eps), Status::ErrArg);
+  bad = blob;
+  bad[sizeof(AddressHeader) + 4 + 8] = 1;  // IPv4 entry, byte 8 of the address
+  EXPECT_EQ(parseAddress(bad.data(), bad.size(), 3, &port, &eps), Status::ErrArg);
 }
 
 // ---- transports in one process --------------------------------------------------------------

@@ -11,7 +11,9 @@
 
 namespace rrt::transport::shm {
 
-std::string segmentName(const std::string& jobId) { return "/rrt-" + jobId + "-shm"; }
+std::string segmentName(const std::string& jobId, int leader) {
+  return "/rrt-" + jobId + "-n" + std::to_string(leader) + "-shm";
+}
 
 Segment::~Segment() {
   if (base_) munmap(base_, bytes_);

@@ -54,8 +54,10 @@ constexpr size_t segmentBytes(int localSize, size_t ringBytes) {
          static_cast<size_t>(localSize) * (localSize - 1) * ringFootprint(ringBytes);
 }
 
-// "/rrt-<jobId>-shm": what shm_open takes (it appears as /dev/shm/rrt-<jobId>-shm).
-std::string segmentName(const std::string& jobId);
+// "/rrt-<jobId>-n<leader>-shm": what shm_open takes (it appears as /dev/shm/rrt-<jobId>-n0-shm).
+// leader, the node's lowest world rank, keeps the segments of one job's nodes apart where those
+// nodes share a /dev/shm (containers or network-namespace hosts on one machine).
+std::string segmentName(const std::string& jobId, int leader);
 
 class Segment {
  public:

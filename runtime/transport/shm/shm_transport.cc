@@ -201,7 +201,7 @@ Status ShmTransport::init() {
   peerByRank_.assign(ctx_.size, nullptr);
 
   ringBytes_ = chooseRingBytes(localSize_);
-  name_ = segmentName(ctx_.jobId);
+  name_ = segmentName(ctx_.jobId, ctx_.localPeers[0]);
 
   // CMA: off, on (warn when it cannot work), auto (use it when it can).
   const bool cmaWanted = config::boolOr(config::Tunable::ShmCma, true);

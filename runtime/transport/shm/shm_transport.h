@@ -4,7 +4,7 @@
 // Contract beyond transport.h:
 //   create()   needs ctx.localPeers to hold this rank and at least one other; with this rank alone
 //              on the node it returns nullptr and ErrUnsupported (nothing to serve). The lowest
-//              local rank creates /dev/shm/rrt-<jobId>-shm here, before the PMIx fence.
+//              local rank creates /dev/shm/rrt-<jobId>-n<leader>-shm here, before the PMIx fence.
 //              Reads RRT_SHM_RING_BYTES (rounded up to a power of two, 4K..1G; when not set, 256K
 //              shrunk for crowded nodes so the segment stays within ~256 MiB) and RRT_SHM_CMA.
 //   start()    the other local ranks map the segment; the last one to map it unlinks the name.

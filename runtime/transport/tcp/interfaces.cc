@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "runtime/core/log.h"
@@ -14,8 +15,19 @@
 namespace rrt::transport::tcp {
 namespace {
 
-uint32_t maskOf(uint8_t prefix) {
-  return prefix == 0 ? 0u : htonl(~uint32_t{0} << (32 - prefix));
+// Whether the first prefix bits of a and b agree.
+bool prefixEqual(const uint8_t* a, const uint8_t* b, unsigned prefix) {
+  const unsigned whole = prefix / 8, rest = prefix % 8;
+  if (memcmp(a, b, whole) != 0) return false;
+  if (rest == 0) return true;
+  const uint8_t m = static_cast<uint8_t>(0xff << (8 - rest));
+  return (a[whole] & m) == (b[whole] & m);
+}
+
+uint8_t prefixOfMask(const uint8_t* mask, size_t bytes) {
+  unsigned n = 0;
+  for (size_t i = 0; i < bytes; ++i) n += static_cast<unsigned>(__builtin_popcount(mask[i]));
+  return static_cast<uint8_t>(n);
 }
 
 struct Item {
@@ -36,23 +48,28 @@ bool parseItem(std::string s, Item* it) {
     it->name = s;
     return true;
   }
-  in_addr a;
   const std::string ip = s.substr(0, slash), bits = s.substr(slash + 1);
-  if (inet_pton(AF_INET, ip.c_str(), &a) != 1 || bits.empty() || bits.size() > 2 ||
-      bits.find_first_not_of("0123456789") != std::string::npos)
+  if (bits.empty() || bits.size() > 3 || bits.find_first_not_of("0123456789") != std::string::npos)
     return false;
   const int prefix = atoi(bits.c_str());
-  if (prefix > 32) return false;
+  in_addr a4;
+  in6_addr a6;
+  if (inet_pton(AF_INET, ip.c_str(), &a4) == 1) {
+    if (prefix > 32) return false;
+    it->net = Endpoint::v4(a4.s_addr, static_cast<uint8_t>(prefix));
+  } else if (inet_pton(AF_INET6, ip.c_str(), &a6) == 1) {
+    if (prefix > 128) return false;
+    it->net = Endpoint::v6(a6, static_cast<uint8_t>(prefix));
+  } else {
+    return false;
+  }
   it->subnet = true;
-  it->net.ipv4 = a.s_addr;
-  it->net.prefix = static_cast<uint8_t>(prefix);
   return true;
 }
 
 bool matches(const Item& it, const Interface& i) {
   if (!it.subnet) return it.name == i.name;
-  const uint32_t m = maskOf(it.net.prefix);
-  return (i.ep.ipv4 & m) == (it.net.ipv4 & m);
+  return i.ep.family == it.net.family && prefixEqual(i.ep.addr, it.net.addr, it.net.prefix);
 }
 
 }  // namespace
@@ -62,19 +79,35 @@ std::vector<Interface> listInterfaces() {
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return out;
   for (ifaddrs* a = list; a; a = a->ifa_next) {
-    if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET) continue;
+    if (!a->ifa_addr) continue;
     Interface i;
+    if (a->ifa_addr->sa_family == AF_INET) {
+      const auto* in = reinterpret_cast<const sockaddr_in*>(a->ifa_addr);
+      uint8_t prefix = 32;
+      if (a->ifa_netmask)
+        prefix = prefixOfMask(reinterpret_cast<const uint8_t*>(
+                                  &reinterpret_cast<const sockaddr_in*>(a->ifa_netmask)->sin_addr), 4);
+      i.ep = Endpoint::v4(in->sin_addr.s_addr, prefix);
+    } else if (a->ifa_addr->sa_family == AF_INET6) {
+      const auto* in6 = reinterpret_cast<const sockaddr_in6*>(a->ifa_addr);
+      // Link-local addresses need a scope (interface) id that another host cannot publish
+      // for us; IPv4-mapped ones are IPv4 already listed.
+      if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr) || IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) continue;
+      uint8_t prefix = 128;
+      if (a->ifa_netmask)
+        prefix = prefixOfMask(reinterpret_cast<const uint8_t*>(
+                                  &reinterpret_cast<const sockaddr_in6*>(a->ifa_netmask)->sin6_addr), 16);
+      i.ep = Endpoint::v6(in6->sin6_addr, prefix);
+    } else {
+      continue;
+    }
     i.name = a->ifa_name;
-    i.ep.ipv4 = reinterpret_cast<const sockaddr_in*>(a->ifa_addr)->sin_addr.s_addr;
-    uint8_t prefix = 32;
-    if (a->ifa_netmask)
-      prefix = static_cast<uint8_t>(__builtin_popcount(
-          reinterpret_cast<const sockaddr_in*>(a->ifa_netmask)->sin_addr.s_addr));
-    i.ep.prefix = prefix;
     i.up = (a->ifa_flags & IFF_UP) && (a->ifa_flags & IFF_RUNNING);
     i.loopback = a->ifa_flags & IFF_LOOPBACK;
     out.push_back(i);
   }
+  // IPv4 first: connect() tries a peer's addresses in the order published.
+  std::stable_partition(out.begin(), out.end(), [](const Interface& i) { return i.ep.family == 4; });
   freeifaddrs(list);
   return out;
 }
@@ -101,7 +134,8 @@ Status selectEndpoints(const std::string& spec, bool jobOnOneNode,
       take = std::any_of(items.begin(), items.end(),
                          [&](const Item& it) { return !it.exclude && matches(it, i); });
     } else {
-      take = jobOnOneNode ? i.loopback : !i.loopback;
+      // One node: one loopback address (IPv4 first), so the socket binds to it alone.
+      take = jobOnOneNode ? i.loopback && out->empty() : !i.loopback;
     }
     if (std::any_of(items.begin(), items.end(),
                     [&](const Item& it) { return it.exclude && matches(it, i); }))
@@ -121,8 +155,7 @@ Status selectEndpoints(const std::string& spec, bool jobOnOneNode,
 }
 
 bool sameSubnet(const Endpoint& a, const Endpoint& b) {
-  const uint32_t m = maskOf(std::min(a.prefix, b.prefix));
-  return (a.ipv4 & m) == (b.ipv4 & m);
+  return a.family == b.family && prefixEqual(a.addr, b.addr, std::min(a.prefix, b.prefix));
 }
 
 }  // namespace rrt::transport::tcp

@@ -1,7 +1,8 @@
-// Which local IPv4 addresses the TCP transport listens on and publishes (RRT_TCP_IF).
+// Which local addresses (IPv4, and IPv6 other than link-local) the TCP transport listens on and
+// publishes (RRT_TCP_IF).
 //
 // spec: "auto", or a comma list of items, each an interface name (eth0) or a subnet
-// (10.0.0.0/8); an item starting with '^' excludes. With include items, only matching addresses
+// (10.0.0.0/8, fd00::/8); an item starting with '^' excludes. With include items, only matching addresses
 // are taken; exclude items then remove addresses. auto: every up non-loopback interface; when
 // the whole job is on this node, loopback only (always there, and the fastest path); when no
 // non-loopback interface is up, loopback with a warning.
@@ -23,7 +24,7 @@ struct Interface {
   bool loopback = false;
 };
 
-// The machine's IPv4 interfaces (getifaddrs).
+// The machine's interface addresses (getifaddrs), IPv4 ones first.
 std::vector<Interface> listInterfaces();
 
 // Applies spec to ifs; ErrArg for a malformed spec, ErrUnsupported when nothing is left.

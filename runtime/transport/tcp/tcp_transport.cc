@@ -76,6 +76,7 @@ struct Peer {
   size_t rxHead = 0, rxTail = 0;
   uint8_t* putDst = nullptr;     // PUT payload still to read straight into user memory
   size_t putLeft = 0;
+  std::string route;             // "local -> remote" socket addresses, set when established
 };
 
 struct Incoming {
@@ -83,19 +84,39 @@ struct Incoming {
   uint8_t hello[kHelloBytes];
   size_t got = 0;
   double deadline = 0;
-  sockaddr_in from{};
+  sockaddr_storage from{};
 };
 
 struct Region final : MemHandle {
   uint64_t cookie = 0;
 };
 
-std::string endpointString(uint32_t ipv4, uint16_t portNet) {
-  char buf[INET_ADDRSTRLEN] = "?";
-  in_addr a;
-  a.s_addr = ipv4;
-  inet_ntop(AF_INET, &a, buf, sizeof buf);
-  return std::string(buf) + ":" + std::to_string(ntohs(portNet));
+// "ADDR:PORT" of a socket address (IPv4 or IPv6, the latter in brackets).
+std::string formatSockaddr(const sockaddr_storage& sa) {
+  char host[INET6_ADDRSTRLEN] = "?";
+  unsigned port = 0;
+  if (sa.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&sa);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+    return std::string(host) + ":" + std::to_string(port);
+  }
+  if (sa.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&sa);
+    port = ntohs(in6->sin6_port);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {  // an IPv4 peer on a dual-stack socket
+      inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], host, sizeof host);
+      return std::string(host) + ":" + std::to_string(port);
+    }
+    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+  }
+  return "[" + std::string(host) + "]:" + std::to_string(port);
+}
+
+std::string endpointString(const Endpoint& e, uint16_t portNet) {
+  sockaddr_storage sa;
+  toSockaddr(e, portNet, &sa);
+  return formatSockaddr(sa);
 }
 
 bool constantTimeEqual(const uint8_t* a, const uint8_t* b, size_t n) {
@@ -142,6 +163,9 @@ class TcpTransport final : public Transport {
   int eventFd() const override { return epfd_; }
   void disconnect(int peer) override {
     if (reachable(peer)) markDead(peers_[peer], Status::ErrProcFailed);
+  }
+  std::string route(int peer) const override {
+    return reachable(peer) ? peers_[peer].route : std::string();
   }
 
  private:
@@ -251,28 +275,41 @@ Status TcpTransport::init() {
   return Status::Ok;
 }
 
+// One socket for every selected address: IPv4 only, or dual-stack IPv6 (IPv4 peers arrive as
+// mapped addresses) when an IPv6 address is selected.
 Status TcpTransport::listenOn() {
-  listenFd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  const bool v6 = std::any_of(endpoints_.begin(), endpoints_.end(),
+                              [](const Endpoint& e) { return e.family == 6; });
+  listenFd_ = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (listenFd_ < 0) return Status::ErrTransport;
-  int one = 1;
+  int one = 1, zero = 0;
   setsockopt(listenFd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
+  if (v6) setsockopt(listenFd_, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
   // One address: bind to it. Several: bind to all (the Hello keeps strangers out either way).
-  sa.sin_addr.s_addr = endpoints_.size() == 1 ? endpoints_[0].ipv4 : htonl(INADDR_ANY);
-  sa.sin_port = 0;
-  if (bind(listenFd_, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+  sockaddr_storage sa{};
+  socklen_t len;
+  if (endpoints_.size() == 1) {
+    len = toSockaddr(endpoints_[0], 0, &sa);
+  } else if (v6) {
+    auto* in6 = reinterpret_cast<sockaddr_in6*>(&sa);
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_any;
+    len = sizeof *in6;
+  } else {
+    len = toSockaddr(Endpoint::v4(htonl(INADDR_ANY), 0), 0, &sa);
+  }
+  if (bind(listenFd_, reinterpret_cast<sockaddr*>(&sa), len) != 0 ||
       listen(listenFd_, 256) != 0) {
-    RRT_ERROR("tcp: cannot listen on %s: %s", endpointString(sa.sin_addr.s_addr, 0).c_str(),
-              strerror(errno));
+    RRT_ERROR("tcp: cannot listen on %s: %s", formatSockaddr(sa).c_str(), strerror(errno));
     return Status::ErrTransport;
   }
-  socklen_t len = sizeof sa;
+  len = sizeof sa;
   getsockname(listenFd_, reinterpret_cast<sockaddr*>(&sa), &len);
-  portNet_ = sa.sin_port;
+  portNet_ = sa.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&sa)->sin6_port
+                                      : reinterpret_cast<sockaddr_in*>(&sa)->sin_port;
   setEpoll(listenFd_, tag(kTagListen, 0), EPOLLIN, EPOLL_CTL_ADD);
   for (const Endpoint& e : endpoints_)
-    RRT_INFO("tcp: listening on %s", endpointString(e.ipv4, portNet_).c_str());
+    RRT_INFO("tcp: listening on %s", endpointString(e, portNet_).c_str());
   return Status::Ok;
 }
 
@@ -365,20 +402,18 @@ bool TcpTransport::checkHello(const Hello& h, int expectRank, const char** why) 
 void TcpTransport::startConnect(Peer& p) {
   while (p.addrNext < p.addrs.size()) {
     const Endpoint& e = p.addrs[p.addrNext++];
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) break;
+    sockaddr_storage sa;
+    const socklen_t len = toSockaddr(e, p.portNet, &sa);
+    int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) continue;  // e.g. IPv6 off on this host: try the next address
     setSocketOptions(fd);
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = e.ipv4;
-    sa.sin_port = p.portNet;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 && errno != EINPROGRESS) {
-      RRT_INFO("tcp: connect to rank %d at %s: %s", p.rank,
-               endpointString(e.ipv4, p.portNet).c_str(), strerror(errno));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 && errno != EINPROGRESS) {
+      RRT_INFO("tcp: connect to rank %d at %s: %s", p.rank, endpointString(e, p.portNet).c_str(),
+               strerror(errno));
       close(fd);
       continue;
     }
-    RRT_DEBUG("tcp: connecting to rank %d at %s", p.rank, endpointString(e.ipv4, p.portNet).c_str());
+    RRT_DEBUG("tcp: connecting to rank %d at %s", p.rank, endpointString(e, p.portNet).c_str());
     if (p.state == State::None) ++handshakes_;
     p.fd = fd;
     p.state = State::Connecting;
@@ -449,8 +484,22 @@ void TcpTransport::onHelloReply(Peer& p) {
   RRT_DEBUG("tcp: rank %d connects to us instead", p.rank);
 }
 
+namespace {
+
+std::string connectionRoute(int fd) {
+  sockaddr_storage local{}, remote{};
+  socklen_t llen = sizeof local, rlen = sizeof remote;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &llen) != 0 ||
+      getpeername(fd, reinterpret_cast<sockaddr*>(&remote), &rlen) != 0)
+    return std::string();
+  return formatSockaddr(local) + "->" + formatSockaddr(remote);
+}
+
+}  // namespace
+
 void TcpTransport::establish(Peer& p, int fd) {
   p.fd = fd;
+  p.route = connectionRoute(fd);
   p.state = State::Established;
   p.rx.resize(kRxBytes);
   p.rxHead = p.rxTail = 0;
@@ -462,7 +511,7 @@ void TcpTransport::establish(Peer& p, int fd) {
 
 void TcpTransport::onAccept() {
   for (;;) {
-    sockaddr_in from{};
+    sockaddr_storage from{};
     socklen_t len = sizeof from;
     int fd = accept4(listenFd_, reinterpret_cast<sockaddr*>(&from), &len,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -471,7 +520,7 @@ void TcpTransport::onAccept() {
     while (slot < incoming_.size() && incoming_[slot].fd >= 0) ++slot;
     if (slot == kMaxIncoming) {
       RRT_WARN("tcp: too many unauthenticated connections; closing one from %s",
-               endpointString(from.sin_addr.s_addr, from.sin_port).c_str());
+               formatSockaddr(from).c_str());
       close(fd);
       continue;
     }
@@ -483,7 +532,7 @@ void TcpTransport::onAccept() {
     in.deadline = core::now() + timeout_;
     ++handshakes_;
     RRT_DEBUG("tcp: accepted a connection from %s",
-              endpointString(from.sin_addr.s_addr, from.sin_port).c_str());
+              formatSockaddr(from).c_str());
     setSocketOptions(fd);
     setEpoll(fd, tag(kTagIncoming, static_cast<uint32_t>(slot)), EPOLLIN, EPOLL_CTL_ADD);
   }
@@ -493,10 +542,10 @@ void TcpTransport::closeIncoming(uint32_t slot, const char* why) {
   Incoming& in = incoming_[slot];
   if (why)
     RRT_WARN("tcp: rejected a connection from %s: %s",
-             endpointString(in.from.sin_addr.s_addr, in.from.sin_port).c_str(), why);
+             formatSockaddr(in.from).c_str(), why);
   else
     RRT_DEBUG("tcp: closed a connection from %s (connect race)",
-              endpointString(in.from.sin_addr.s_addr, in.from.sin_port).c_str());
+              formatSockaddr(in.from).c_str());
   close(in.fd);
   in.fd = -1;
   --handshakes_;
