@@ -224,7 +224,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RRT_FUZZ_CHECK(fd >= 0);
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
-    sa.sin_addr.s_addr = eps[0].ipv4;
+    RRT_FUZZ_CHECK(eps[0].family == 4);  // a one-node job listens on IPv4 loopback
+    memcpy(&sa.sin_addr.s_addr, eps[0].addr, 4);
     sa.sin_port = port;
     RRT_FUZZ_CHECK(::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0);
   } else {
@@ -238,7 +239,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     RRT_FUZZ_CHECK(listen(lfd, 4) == 0);
     RRT_FUZZ_CHECK(getsockname(lfd, reinterpret_cast<sockaddr*>(&sa), &slen) == 0);
     std::vector<uint8_t> blob;
-    packAddress(1, sa.sin_port, {Endpoint{htonl(INADDR_LOOPBACK), 8}}, &blob);
+    packAddress(1, sa.sin_port, {Endpoint::v4(htonl(INADDR_LOOPBACK), 8)}, &blob);
     RRT_FUZZ_CHECK(tx->connect(1, blob.data(), blob.size()) == Status::Ok);
     RRT_FUZZ_CHECK(tx->amSend(1, 9, "hi", 2, nullptr, 0) == Status::Ok);  // opens the connection
     for (long spin = 0; fd < 0; ++spin) {
