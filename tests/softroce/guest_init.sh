@@ -167,7 +167,7 @@ rrt_suite() {
   result "rrt_transport_$t" $rc "$log"
   [ $rc -eq 0 ] || return
   export RRT_TRANSPORTS=$t
-  # the connection-backend tunable (the issue names it RRT_VERBS_CM; RRT_IB_CM beside RRT_IB_*)
+  # the connection-backend tunable: RRT_VERBS_CM (RRT_IB_CM in builds of one earlier day)
   cm=$(sed -nE 's/^  (RRT_(VERBS|IB)_CM) .*/\1/p' "$log" | head -n 1)
   if [ "$t" = verbs ] && [ -n "$cm" ]; then
     export "$cm=pmix"

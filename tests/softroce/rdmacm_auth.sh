@@ -1,6 +1,6 @@
 #!/bin/bash
 # In the Soft-RoCE guest (guest_init.sh, with the rdmacm list): strangers send rdma_cm connection
-# requests to the listeners of a running 2-rank job over verbs with RRT_IB_CM=rdmacm — private
+# requests to the listeners of a running 2-rank job over verbs with RRT_VERBS_CM=rdmacm — private
 # data that is not rrt's, and rrt's private data with another job's hash. Passes when every
 # request is refused (the stranger sees REJECTED), each is logged by the rank it reached, and the
 # job, whose ranks kept exchanging checked data meanwhile, ends with that data intact.
@@ -9,7 +9,7 @@ b=${top_builddir:-/rrt}
 t=$(mktemp -d "${TMPDIR:-/tmp}/rrt-cmauth.XXXXXX") || exit 2
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$t"' EXIT
-RRT_TRANSPORTS=verbs RRT_IB_CM=rdmacm RRT_LOG=info "$b/rrun" -n 2 --timeout 80 \
+RRT_TRANSPORTS=verbs RRT_VERBS_CM=rdmacm RRT_LOG=info "$b/rrun" -n 2 --timeout 80 \
   "$b/tests/mp/p2p_tcp_guard" --go="$t/go" >"$t/out" 2>&1 </dev/null &
 pid=$!
 for _ in $(seq 600); do

@@ -321,7 +321,7 @@ TEST(VerbsTransport, BadRkeyFailsTheRequestAndThePeer) {
   });
 }
 
-// RRT_IB_CM on the software device, which has no kernel rdma_cm: "rdmacm" makes create() fail
+// RRT_VERBS_CM on the software device, which has no kernel rdma_cm: "rdmacm" makes create() fail
 // with ErrUnsupported (the transport is then not used; nothing hangs or crashes), "auto" falls
 // back to the PMIx exchange (describe() says cm=pmix) and a blob made that way says so.
 TEST(VerbsTransport, ConnectionManagerChoiceWithoutKernelRdmaCm) {
@@ -337,23 +337,23 @@ TEST(VerbsTransport, ConnectionManagerChoiceWithoutKernelRdmaCm) {
     ctx.nodeOf = {0, 0};
     ctx.jobId = "verbs-cm-test";
     setenv("RRT_TRANSPORTS", "verbs", 1);
-    setenv("RRT_IB_CM", "rdmacm", 1);
+    setenv("RRT_VERBS_CM", "rdmacm", 1);
     config::reload();
     Status st = Status::Ok;
     TransportPtr t = create(ctx, &st);
-    CHILD_CHECK(!t && st == Status::ErrUnsupported, "RRT_IB_CM=rdmacm: %s",
+    CHILD_CHECK(!t && st == Status::ErrUnsupported, "RRT_VERBS_CM=rdmacm: %s",
                 t ? "created" : statusName(st));
     for (const char* v : {"auto", "pmix"}) {
-      setenv("RRT_IB_CM", v, 1);
+      setenv("RRT_VERBS_CM", v, 1);
       config::reload();
       t = create(ctx, &st);
-      CHILD_CHECK(t != nullptr, "RRT_IB_CM=%s: %s", v, statusName(st));
-      CHILD_CHECK(t->describe().find("cm=pmix") != std::string::npos, "RRT_IB_CM=%s: %s", v,
+      CHILD_CHECK(t != nullptr, "RRT_VERBS_CM=%s: %s", v, statusName(st));
+      CHILD_CHECK(t->describe().find("cm=pmix") != std::string::npos, "RRT_VERBS_CM=%s: %s", v,
                   t->describe().c_str());
       std::vector<uint8_t> blob;
       CHILD_CHECK(t->address(&blob) == Status::Ok && blob.size() > sizeof(AddressHeader) &&
                       blob[offsetof(AddressHeader, cm)] == static_cast<uint8_t>(CmKind::Pmix),
-                  "blob of RRT_IB_CM=%s does not say pmix", v);
+                  "blob of RRT_VERBS_CM=%s does not say pmix", v);
     }
     _exit(0);
   }

@@ -2,7 +2,7 @@
 // the private data of its rdma_cm connection handshake, and its own header on every SEND. All
 // are packed PODs with asserted sizes, read only after the checks of address.cc.
 //
-// Two connection managers (RRT_IB_CM; verbs_transport.h says which "auto" takes):
+// Two connection managers (RRT_VERBS_CM; verbs_transport.h says which "auto" takes):
 //   pmix    Each rank creates one RC QP per peer it serves before the fence and publishes its
 //           port's LID, GID, active MTU and, per world rank, the QPN and starting PSN of the QP
 //           dedicated to that rank (count QpSlots follow the header). After the fence each side

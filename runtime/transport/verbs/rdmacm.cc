@@ -17,7 +17,7 @@ namespace rrt::transport::verbs {
 namespace {
 
 // Address and route resolution, each try. A try that fails (timeout on a loaded or emulated
-// host) is repeated until the connection's RRT_IB_CM_TIMEOUT deadline.
+// host) is repeated until the connection's RRT_VERBS_CM_TIMEOUT deadline.
 constexpr int kResolveMs = 5000;
 constexpr int kBacklog = 128;
 constexpr size_t kPrivMax = 64;

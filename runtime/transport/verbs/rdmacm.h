@@ -1,4 +1,4 @@
-// The verbs transport's second connection manager: librdmacm (RRT_IB_CM=rdmacm). Built only
+// The verbs transport's second connection manager: librdmacm (RRT_VERBS_CM=rdmacm). Built only
 // when configure found librdmacm (RRT_HAVE_RDMACM); runs only where the kernel has rdma_cm
 // (/dev/infiniband/rdma_cm: a real RDMA stack, e.g. Soft-RoCE in tests/softroce; never the
 // software device of tests/softrdma).

@@ -307,15 +307,15 @@ Status VerbsTransport::init() {
   return Status::Ok;
 }
 
-// RRT_IB_CM. auto: rdmacm on a RoCE port where the kernel offers rdma_cm, else pmix. On RoCE
+// RRT_VERBS_CM. auto: rdmacm on a RoCE port where the kernel offers rdma_cm, else pmix. On RoCE
 // the kernel's rdma_cm resolves what the fabric needs from its IP configuration (the peer's MAC
 // through ARP/ND, VLAN, the GID index of the source address and RoCE version), and QPs are made
 // only for the peers a rank talks to. On InfiniBand a LID needs no resolution, rdma_cm would need
 // IPoIB configured, and the PMIx exchange connects every pair with one fence.
 Status VerbsTransport::chooseCm() {
-  const std::string& want = config::value(config::Tunable::IbCm);
+  const std::string& want = config::value(config::Tunable::VerbsCm);
   if (want != "auto" && want != "pmix" && want != "rdmacm")
-    RRT_WARN("RRT_IB_CM=%s is not auto, pmix or rdmacm: using auto", want.c_str());
+    RRT_WARN("RRT_VERBS_CM=%s is not auto, pmix or rdmacm: using auto", want.c_str());
   cm_ = CmKind::Pmix;
   if (want == "pmix" || (want != "rdmacm" && !dev_.roce)) return Status::Ok;
 #ifdef RRT_HAVE_RDMACM
@@ -323,7 +323,7 @@ Status VerbsTransport::chooseCm() {
   if (want != "rdmacm" && !rdmacmAvailable(&why)) return Status::Ok;
   RdmaCm::Settings s;
   s.qp = qs_;
-  s.setupTimeoutS = config::doubleOr(config::Tunable::IbCmTimeout, 30);
+  s.setupTimeoutS = config::doubleOr(config::Tunable::VerbsCmTimeout, 30);
   auto cm = std::make_unique<RdmaCm>(this, ctx_.rank, ctx_.size, jobHash(ctx_.jobId, ctx_.secret));
   Status st = cm->open(dev_, s);
   if (st == Status::Ok) {
@@ -332,12 +332,12 @@ Status VerbsTransport::chooseCm() {
     return Status::Ok;
   }
   if (want != "rdmacm") return Status::Ok;  // auto: the PMIx exchange instead
-  RRT_WARN("verbs: RRT_IB_CM=rdmacm but rdma_cm cannot serve %s port %u", dev_.name.c_str(),
+  RRT_WARN("verbs: RRT_VERBS_CM=rdmacm but rdma_cm cannot serve %s port %u", dev_.name.c_str(),
            dev_.port);
   return st == Status::ErrUnsupported ? st : Status::ErrUnsupported;
 #else
   if (want != "rdmacm") return Status::Ok;
-  RRT_WARN("verbs: RRT_IB_CM=rdmacm but this build has no librdmacm");
+  RRT_WARN("verbs: RRT_VERBS_CM=rdmacm but this build has no librdmacm");
   return Status::ErrUnsupported;
 #endif
 }
@@ -423,7 +423,7 @@ Status VerbsTransport::parsePeer(int peer, const void* blob, size_t len, PeerAdd
   Status st = parseAddress(blob, len, ctx_.size, ctx_.rank, out);
   if (st != Status::Ok) return st;
   if (out->cm != cm_) {
-    RRT_WARN("verbs: rank %d connects through %s, this rank through %s (set RRT_IB_CM alike)",
+    RRT_WARN("verbs: rank %d connects through %s, this rank through %s (set RRT_VERBS_CM alike)",
              peer, out->cm == CmKind::Rdmacm ? "rdmacm" : "pmix",
              cm_ == CmKind::Rdmacm ? "rdmacm" : "pmix");
     return Status::ErrWireup;

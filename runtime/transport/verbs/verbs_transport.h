@@ -5,11 +5,11 @@
 // Contract beyond transport.h:
 //   create()   opens the device (device.h; RRT_IB_DEVICES), a PD, one CQ, one SRQ of
 //              pre-posted bounce buffers (RRT_IB_EAGER_BUF bytes each), a send bounce pool, and
-//              chooses the connection manager (RRT_IB_CM, address.h): pmix makes one RC QP
+//              chooses the connection manager (RRT_VERBS_CM, address.h): pmix makes one RC QP
 //              (INIT) for every peer it serves now; rdmacm opens its listener (rdmacm.h) and
 //              makes QPs on first use. It serves every other rank, except, when RRT_TRANSPORTS
 //              may enable shm (auto or listing it), the ranks on this node. nullptr and
-//              ErrUnsupported when there is no device, no peer to serve, or RRT_IB_CM=rdmacm
+//              ErrUnsupported when there is no device, no peer to serve, or RRT_VERBS_CM=rdmacm
 //              where rdma_cm cannot serve the device.
 //   address()  the blob of address.h (version 2): LID, GID, MTU and the manager's part: one
 //              (QPN, PSN) per world rank (pmix) or the rdma_cm listener's address and port.
