@@ -163,6 +163,24 @@ void RdmaCm::setState(int peer, State s) {
   p.state = s;
 }
 
+namespace {
+
+// The REQ / REP parameters: our QP, its depths and retries, and priv as private data.
+rdma_conn_param connParam(const ibv_qp* qp, const CmPrivate* priv, int rd, const QpSettings& q) {
+  rdma_conn_param cp{};
+  cp.private_data = priv;
+  cp.private_data_len = sizeof *priv;
+  cp.responder_resources = static_cast<uint8_t>(rd);
+  cp.initiator_depth = static_cast<uint8_t>(rd);
+  cp.retry_count = q.retryCnt;
+  cp.rnr_retry_count = q.rnrRetry;
+  cp.srq = 1;
+  cp.qp_num = qp->qp_num;
+  return cp;
+}
+
+}  // namespace
+
 void RdmaCm::dropId(rdma_cm_id* id) {
   if (id) rdma_destroy_id(id);  // every event of it was acknowledged: returns at once
 }
@@ -278,16 +296,8 @@ void RdmaCm::onEvent(const Event& e) {
         fail(peer, st, "no queue pair");
         return;
       }
-      CmPrivate priv = makeCmPrivate(CmMsg::Connect, rank_, peer, job_);
-      rdma_conn_param cp{};
-      cp.private_data = &priv;
-      cp.private_data_len = sizeof priv;
-      cp.responder_resources = rd_;
-      cp.initiator_depth = rd_;
-      cp.retry_count = s_.qp.retryCnt;
-      cp.rnr_retry_count = s_.qp.rnrRetry;
-      cp.srq = 1;
-      cp.qp_num = qp->qp_num;
+      const CmPrivate priv = makeCmPrivate(CmMsg::Connect, rank_, peer, job_);
+      rdma_conn_param cp = connParam(qp, &priv, rd_, s_.qp);
       if (rdma_connect(e.id, &cp)) {
         std::string what = std::string("rdma_connect: ") + strerror(errno);
         fail(peer, Status::ErrProcFailed, what.c_str());
@@ -420,16 +430,8 @@ void RdmaCm::accept(int peer, rdma_cm_id* id) {
     fail(peer, st, "cannot bring the queue pair up");
     return;
   }
-  CmPrivate priv = makeCmPrivate(CmMsg::Accept, rank_, peer, job_);
-  rdma_conn_param cp{};
-  cp.private_data = &priv;
-  cp.private_data_len = sizeof priv;
-  cp.responder_resources = rd_;
-  cp.initiator_depth = rd_;
-  cp.retry_count = s_.qp.retryCnt;
-  cp.rnr_retry_count = s_.qp.rnrRetry;
-  cp.srq = 1;
-  cp.qp_num = qp->qp_num;
+  const CmPrivate priv = makeCmPrivate(CmMsg::Accept, rank_, peer, job_);
+  rdma_conn_param cp = connParam(qp, &priv, rd_, s_.qp);
   if (rdma_accept(id, &cp)) {
     std::string what = std::string("rdma_accept: ") + strerror(errno);
     fail(peer, Status::ErrProcFailed, what.c_str());
