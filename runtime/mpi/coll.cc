@@ -98,7 +98,7 @@ VBuf stageV(Stage& st, const Type& t, const void* buf, const int* counts, const 
       lay.extent = t.extent;
       std::vector<size_t> cnt(counts, counts + n);
       char* user = static_cast<char*>(const_cast<void*>(buf));
-      st.after.push_back([lay, tmp, d, off, cnt, user, sz = t.size](size_t) {
+      st.onFinish([lay, tmp, d, off, cnt, user, sz = t.size](size_t) {
         for (size_t i = 0; i < cnt.size(); ++i)
           typeUnpack(lay, tmp + d[i], cnt[i] * sz, user + off[i], cnt[i]);
       });

@@ -10,10 +10,9 @@
 
 namespace rrt::mpi {
 namespace {
-Table<Comm>& comms() {
-  static Table<Comm> t;
-  return t;
-}
+// At namespace scope, not a function-local static: no initialization guard on every lookup.
+Table<Comm> gComms;
+Table<Comm>& comms() { return gComms; }
 }  // namespace
 
 Comm* commGet(MPI_Comm handle) { return comms().get(handleIndex(handle, kKindComm)); }

@@ -12,10 +12,9 @@
 namespace rrt::mpi {
 namespace {
 
-Table<Type>& types() {
-  static Table<Type> t;
-  return t;
-}
+// At namespace scope, not a function-local static: no initialization guard on every lookup.
+Table<Type> gTypes;
+Table<Type>& types() { return gTypes; }
 std::unordered_map<rrt_datatype_t, MPI_Datatype>& opTypes() {
   static std::unordered_map<rrt_datatype_t, MPI_Datatype> m;
   return m;

@@ -8,10 +8,9 @@
 namespace rrt::mpi {
 namespace {
 
-Table<Request>& requests() {
-  static Table<Request> t;
-  return t;
-}
+// At namespace scope, not a function-local static: no initialization guard on every lookup.
+Table<Request> gRequests;
+Table<Request>& requests() { return gRequests; }
 
 struct Detached {
   rrt_request_t rr;
@@ -64,12 +63,13 @@ int reqErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn); 
 }  // namespace
 
 MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool isRecv) {
-  Request r;
+  const int idx = requests().claim();
+  Request& r = requests().at(idx);
   r.rr = rr;
   r.comm = comm;
   r.stage = std::move(st);
   r.isRecv = isRecv;
-  return kKindRequest | requests().add(std::move(r));
+  return kKindRequest | idx;
 }
 
 Request* requestGet(MPI_Request handle) {

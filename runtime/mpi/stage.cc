@@ -36,7 +36,7 @@ RrtBuf stageOut(Stage& st, const Type& t, void* buf, size_t count, bool inout, b
   Type copy;
   copy.blocks = t.blocks;
   copy.extent = t.extent;
-  st.after.push_back([copy = std::move(copy), tmp, bytes, buf, count](size_t got) {
+  st.onFinish([copy = std::move(copy), tmp, bytes, buf, count](size_t got) {
     typeUnpack(copy, tmp, got < bytes ? got : bytes, buf, count);
   });
   RrtBuf b{tmp, typed ? count * t.nBasic : bytes, typed ? t.base : RRT_BYTE};

@@ -9,7 +9,6 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -27,40 +26,57 @@ constexpr int kKindComm = 0x44000000, kKindGroup = 0x48000000, kKindType = 0x4c0
               kKindErrh = 0x54000000, kKindOp = 0x58000000, kKindInfo = 0x5c000000,
               kKindRequest = 0x6c000000, kKindKeyval = 0x64000000, kKindWin = 0x70000000;
 
-// Slots keep their address for life (deque), so pointers to entries stay valid; freed slots are
-// reused, lowest first, so long-running programs do not grow the tables.
+// Slots keep their address for life (fixed-size chunks that never move), so pointers to entries
+// stay valid; a lookup is two loads. Freed slots are reused, most recently freed first, so
+// long-running programs do not grow the tables.
 template <class T>
 class Table {
  public:
   int add(T value) {
+    const int idx = claim();
+    slot(idx).value = std::move(value);
+    return idx;
+  }
+  // A live slot holding T{} (a removed slot was reset), to be filled in place.
+  int claim() {
     int idx;
     if (!free_.empty()) {
       idx = free_.back();
       free_.pop_back();
-      slots_[static_cast<size_t>(idx)] = std::move(value);
     } else {
-      idx = static_cast<int>(slots_.size());
-      slots_.push_back(std::move(value));
+      if ((size_ & (kChunk - 1)) == 0) chunks_.emplace_back(new Slot[kChunk]);
+      idx = static_cast<int>(size_++);
     }
-    live_.resize(slots_.size(), false);
-    live_[static_cast<size_t>(idx)] = true;
+    slot(idx).live = true;
     return idx;
   }
+  // The entry of a handle known to be live (just claimed).
+  T& at(int idx) { return slot(idx).value; }
   T* get(int idx) {
-    if (idx < 0 || static_cast<size_t>(idx) >= slots_.size() || !live_[static_cast<size_t>(idx)])
-      return nullptr;
-    return &slots_[static_cast<size_t>(idx)];
+    if (static_cast<unsigned>(idx) >= size_) return nullptr;  // also idx < 0
+    Slot& s = slot(idx);
+    return s.live ? &s.value : nullptr;
   }
   void remove(int idx) {
-    live_[static_cast<size_t>(idx)] = false;
-    slots_[static_cast<size_t>(idx)] = T{};
+    Slot& s = slot(idx);
+    s.live = false;
+    s.value = T{};
     free_.push_back(idx);
   }
-  size_t capacity() const { return slots_.size(); }
+  size_t capacity() const { return size_; }
 
  private:
-  std::deque<T> slots_;
-  std::vector<bool> live_;
+  static constexpr unsigned kChunk = 64;
+  struct Slot {
+    T value{};
+    bool live = false;
+  };
+  Slot& slot(int idx) {
+    const auto i = static_cast<unsigned>(idx);
+    return chunks_[i / kChunk][i % kChunk];
+  }
+  std::vector<std::unique_ptr<Slot[]>> chunks_;
+  unsigned size_ = 0;
   std::vector<int> free_;
 };
 
@@ -186,24 +202,36 @@ void typesInit();
 // when the operation completes (unpack, free). Blocking calls run finish() at once;
 // non-blocking ones keep it in the request.
 struct Stage {
-  std::vector<std::unique_ptr<char[]>> temps;
-  std::vector<std::function<void(size_t)>> after;  // called with the bytes received
-  std::vector<std::vector<size_t>> arrays;  // size_t copies of int count/displacement arrays
+  struct Parts {
+    std::vector<std::unique_ptr<char[]>> temps;
+    std::vector<std::function<void(size_t)>> after;  // called with the bytes received
+    std::vector<std::vector<size_t>> arrays;  // size_t copies of int count/displacement arrays
+  };
+  // Allocated on first use: most operations (predefined or dense datatypes) stage nothing, and
+  // then a Stage is one null pointer to move and destroy on the point-to-point fast path.
+  std::unique_ptr<Parts> p;
+
+  Parts& parts() {
+    if (!p) p.reset(new Parts);
+    return *p;
+  }
   char* temp(size_t bytes) {
-    temps.emplace_back(new char[bytes ? bytes : 1]);
-    return temps.back().get();
+    auto& t = parts().temps;
+    t.emplace_back(new char[bytes ? bytes : 1]);
+    return t.back().get();
   }
   const size_t* array(std::vector<size_t> v) {
-    arrays.push_back(std::move(v));
-    return arrays.back().data();
+    auto& a = parts().arrays;
+    a.push_back(std::move(v));
+    return a.back().data();
   }
+  void onFinish(std::function<void(size_t)> f) { parts().after.push_back(std::move(f)); }
   void finish(size_t bytes = static_cast<size_t>(-1)) {
-    for (auto& f : after) f(bytes);
-    after.clear();
-    temps.clear();
-    arrays.clear();
+    if (!p) return;
+    for (auto& f : p->after) f(bytes);
+    p.reset();
   }
-  bool empty() const { return temps.empty() && after.empty() && arrays.empty(); }
+  bool empty() const { return !p; }
 };
 struct RrtBuf {
   void* ptr = nullptr;
@@ -225,7 +253,6 @@ struct Request {
   MPI_Comm comm = MPI_COMM_NULL;        // for the error handler
   bool isRecv = false;
   Stage stage;
-  std::shared_ptr<Stage> keep;          // buffers a completed-at-once request still owns
   // persistent: the saved arguments
   const void* buf = nullptr;
   int count = 0;

@@ -237,8 +237,9 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
   }
   (void)gets;
   // Unpack everything that arrived, whatever one piece's status says.
-  for (auto& f : st->after)
-    f = [g = std::move(f), total = done](size_t) { g(total); };
+  if (st->p)
+    for (auto& f : st->p->after)
+      f = [g = std::move(f), total = done](size_t) { g(total); };
   if (request) {
     // The MPI request stands for the last piece; the others are waited for here (request-based
     // operations belong to passive-target epochs, where the target progresses).
