@@ -3,6 +3,7 @@
 // (typemap.cc). rrt itself only ever sees predefined types, bytes, or (for user-op reductions)
 // an rrt contiguous type of one element's extent.
 #include <climits>
+#include <cstddef>
 #include <complex.h>
 #include <cstring>
 #include <unordered_map>
@@ -24,7 +25,17 @@ struct Predef {
   const char* name;
   rrt_datatype_t rrt;
   size_t align;
+  // (value, index) pair types: the value's size and the int's offset in the C struct; their
+  // MPI size is value + int (no padding) and their true extent ends with the int.
+  size_t pairValue = 0, pairIndexAt = 0;
 };
+// The C structs MINLOC/MAXLOC programs use for the pair types.
+struct FloatInt { float v; int i; };
+struct DoubleInt { double v; int i; };
+struct LongInt { long v; int i; };
+struct IntInt { int v; int i; };
+struct ShortInt { short v; int i; };
+struct LongDoubleInt { long double v; int i; };
 static_assert(sizeof(long) == 8 && sizeof(long long) == 8 && sizeof(wchar_t) == 4,
               "rrt's MPI maps C types for LP64 Linux");
 // Indexed like the RRT_MPI_TYPE_(i) numbers in mpi.h.
@@ -62,12 +73,13 @@ const Predef kPredef[RRT_MPI_PREDEFINED_TYPES_] = {
     {"MPI_COUNT", RRT_INT64, 8},
     {"MPI_PACKED", RRT_BYTE, 1},
     {"MPI_CXX_BOOL", RRT_BOOL, 1},
-    {"MPI_FLOAT_INT", RRT_FLOAT_INT, 4},
-    {"MPI_DOUBLE_INT", RRT_DOUBLE_INT, 8},
-    {"MPI_LONG_INT", RRT_LONG_INT, 8},
-    {"MPI_2INT", RRT_2INT, 4},
-    {"MPI_SHORT_INT", RRT_SHORT_INT, 4},
-    {"MPI_LONG_DOUBLE_INT", RRT_LONG_DOUBLE_INT, alignof(long double)},
+    {"MPI_FLOAT_INT", RRT_FLOAT_INT, 4, sizeof(float), offsetof(FloatInt, i)},
+    {"MPI_DOUBLE_INT", RRT_DOUBLE_INT, 8, sizeof(double), offsetof(DoubleInt, i)},
+    {"MPI_LONG_INT", RRT_LONG_INT, 8, sizeof(long), offsetof(LongInt, i)},
+    {"MPI_2INT", RRT_2INT, 4, sizeof(int), offsetof(IntInt, i)},
+    {"MPI_SHORT_INT", RRT_SHORT_INT, 4, sizeof(short), offsetof(ShortInt, i)},
+    {"MPI_LONG_DOUBLE_INT", RRT_LONG_DOUBLE_INT, alignof(long double), sizeof(long double),
+     offsetof(LongDoubleInt, i)},
     {"MPI_CXX_FLOAT_COMPLEX", RRT_C_FLOAT_COMPLEX, alignof(float)},
     {"MPI_CXX_DOUBLE_COMPLEX", RRT_C_DOUBLE_COMPLEX, alignof(double)},
 };
@@ -119,8 +131,8 @@ void typeRelease(MPI_Datatype handle) {
   if (t && --t->refs == 0 && t->freed) typeDestroy(handle, t);
 }
 
-// Sizes of the (value, index) pairs come from rrt, which lays them out as the C structs
-// (padding included): MPI_Type_size(MPI_DOUBLE_INT) is 16 here, where Open MPI says 12.
+// rrt lays the (value, index) pairs out as the C structs and moves them padding included (size,
+// extent); their MPI size (sigSize) and true extent leave the padding out.
 void typesInit() {
   if (types().capacity() > 0) return;
   for (int i = 0; i < RRT_MPI_PREDEFINED_TYPES_; ++i) {
@@ -133,9 +145,13 @@ void typesInit() {
       size_t size = 0, extent = 0;
       rrt_type_size(t.rrtType, &size);
       rrt_type_extent(t.rrtType, &extent);
-      t.size = size;
+      t.size = t.sigSize = size;
       t.nBasic = 1;
       t.extent = t.trueUb = static_cast<long>(extent);
+      if (kPredef[i].pairValue > 0) {
+        t.sigSize = kPredef[i].pairValue + sizeof(int);
+        t.trueUb = static_cast<long>(kPredef[i].pairIndexAt + sizeof(int));
+      }
       t.runs.push_back(Run{0, t.rrtType, 1, size});
       t.blocks.push_back(Block{0, size});
     }
@@ -172,13 +188,13 @@ extern "C" {
 
 int MPI_Type_size(MPI_Datatype datatype, int* size) {
   GET_TYPE(t, datatype);
-  *size = t->size > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->size);
+  *size = t->sigSize > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->sigSize);
   return MPI_SUCCESS;
 }
 
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   GET_TYPE(t, datatype);
-  *size = static_cast<MPI_Count>(t->size);
+  *size = static_cast<MPI_Count>(t->sigSize);
   return MPI_SUCCESS;
 }
 

@@ -162,7 +162,11 @@ struct Type {
   bool predefined = false, committed = false;
   rrt_datatype_t rrtType = RRT_DATATYPE_NULL;  // predefined: its rrt type
   rrt_datatype_t base = RRT_DATATYPE_NULL;     // the one rrt type of every run, else NULL
-  size_t size = 0;      // bytes of data in one element
+  size_t size = 0;      // bytes of data in one element, as rrt moves them
+  // Bytes of the type signature (MPI_Type_size): size less the padding that rrt's (value, index)
+  // pair types carry inside (MPI_DOUBLE_INT: size 16, sigSize 12, as MPI 3.1 section 4.1.5 and
+  // Open MPI and MPICH count it).
+  size_t sigSize = 0;
   size_t nBasic = 0;    // predefined elements in one element
   size_t align = 1;     // strictest alignment of a predefined type inside
   long lb = 0, extent = 0, trueLb = 0, trueUb = 0;

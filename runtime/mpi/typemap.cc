@@ -38,6 +38,7 @@ void typeBuild(const std::vector<Piece>& pieces, bool structAlign, Type* out) {
   out->runs.clear();
   out->blocks.clear();
   out->size = 0;
+  out->sigSize = 0;
   out->nBasic = 0;
   out->align = 1;
   bool any = false;
@@ -49,6 +50,7 @@ void typeBuild(const std::vector<Piece>& pieces, bool structAlign, Type* out) {
     if (p.blen == 0) continue;
     typeAppend(out, p.disp, t, p.blen);
     out->size += t.size * p.blen;
+    out->sigSize += t.sigSize * p.blen;
     out->nBasic += t.nBasic * p.blen;
     out->align = std::max(out->align, t.align);
     // The blen copies sit at p.disp + j * extent; a negative extent (MPI_Type_create_resized)

@@ -2,7 +2,8 @@
 # runtime/mpi/local.mk). The same sources build unchanged with Open MPI's mpicc: mpi_openmpi.sh
 # compares the two. -no-install: real binaries, so rrun and mpirun exec the same kind of file.
 MPI_TEST_PROGS = tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_comm tests/mpi/mpi_dtype \
-	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu
+	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu \
+	tests/mpi/mpi_pairtype
 check_PROGRAMS += $(MPI_TEST_PROGS)
 MPI_TEST_CPPFLAGS = -I$(top_srcdir)/include/rrt/mpi
 MPI_TEST_LIBS = librrt_mpi.la librrt.la
@@ -40,6 +41,10 @@ tests_mpi_mpi_rma_osu_SOURCES = tests/mpi/mpi_rma_osu.c tests/mpi/mtest.h
 tests_mpi_mpi_rma_osu_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_rma_osu_LDADD = $(MPI_TEST_LIBS)
 tests_mpi_mpi_rma_osu_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_pairtype_SOURCES = tests/mpi/mpi_pairtype.c tests/mpi/mtest.h
+tests_mpi_mpi_pairtype_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_pairtype_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_pairtype_LDFLAGS = $(MPI_TEST_LINK)
 
 # Order matters for the comparison: mpi_rrt.sh leaves the outputs mpi_openmpi.sh compares
 # (it reruns rrt itself when they are missing, so parallel make check stays correct).
@@ -56,3 +61,10 @@ EXTRA_DIST += tests/mpi/mpich_suite.sh tests/mpi/mpich_testlist
 check-mpich: all
 	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) \
 	  $(SHELL) $(abs_top_srcdir)/tests/mpi/mpich_suite.sh
+
+# The OSU Micro-Benchmarks (their sources, unmodified; not shipped) against the MPI layer and,
+# as the control, Open MPI: OSU_SRC=/path/to/osu-micro-benchmarks make check-osu. Skips without.
+EXTRA_DIST += tests/mpi/osu_suite.sh
+check-osu: all
+	top_builddir=$(abs_top_builddir) top_srcdir=$(abs_top_srcdir) \
+	  $(SHELL) $(abs_top_srcdir)/tests/mpi/osu_suite.sh
