@@ -88,6 +88,16 @@ EOF
 }
 
 # ---- building ------------------------------------------------------------------------------
+# True when $1 is missing or older than any of the other files (rrt's mpi.h counts for every
+# rrt-built file: a changed header means rebuilt benchmarks).
+stale() {
+  local t=$1 f
+  shift
+  [ -e "$t" ] || return 0
+  for f in "$@"; do [ "$f" -nt "$t" ] && return 0; done
+  return 1
+}
+dep() { [ "$1" = rrt ] && echo "$top_srcdir/include/rrt/mpi/mpi.h"; }
 util_sources() {
   local f
   for f in osu_util.c osu_util_mpi.c osu_util_graph.c osu_util_papi.c osu_util_validation.c; do
@@ -99,7 +109,7 @@ build_util() {
   local flavour=$1 cc=$2 src obj
   for src in $(util_sources); do
     obj=$work/$flavour/$(basename "$src" .c).o
-    [ -f "$obj" ] && [ "$obj" -nt "$src" ] && continue
+    stale "$obj" "$src" "$OSU_SRC/c/util/"*.h $(dep "$flavour") || continue
     # shellcheck disable=SC2086 # OSU_CFLAGS: flags, split on purpose
     "$cc" -c -O2 -DPACKAGE_VERSION='"7"' -I"$OSU_SRC/c/util" ${OSU_CFLAGS:-} \
       -Werror=implicit-function-declaration "$src" -o "$obj" >"$obj.log" 2>&1 || {
@@ -115,7 +125,7 @@ build_one() {
   src=$(find "$OSU_SRC/c/mpi" -name "$name.c" | sort | head -1)
   [ -n "$src" ] || return 2
   exe=$work/$flavour/$name
-  if [ ! -x "$exe" ] || [ "$src" -nt "$exe" ]; then
+  if stale "$exe" "$src" "$OSU_SRC/c/util/"*.h "$work/$flavour/"*.o $(dep "$flavour"); then
     # shellcheck disable=SC2046,SC2086
     "$cc" -O2 -DPACKAGE_VERSION='"7"' -I"$OSU_SRC/c/util" ${OSU_CFLAGS:-} \
       -Werror=implicit-function-declaration "$src" \
