@@ -9,6 +9,7 @@ namespace rrt::coll {
 #define RRT_COLL_ALGO(fn) Task* fn(proto::Comm& comm, CollArgs&& args)
 RRT_COLL_ALGO(makeBarrierDissemination);
 RRT_COLL_ALGO(makeBcastBinomial);
+RRT_COLL_ALGO(makeBcastLinear);
 RRT_COLL_ALGO(makeBcastScatterAllgather);
 RRT_COLL_ALGO(makeBcastChain);
 RRT_COLL_ALGO(makeBcastHierarchical);

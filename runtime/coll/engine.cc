@@ -53,14 +53,20 @@ int pollTasks(void*) {
   if (gPolling || gActive.empty()) return 0;
   gPolling = true;
   int events = 0;
+  bool finished = false;
   // Index loop: finishing a task may start another (an internal user's callback).
   for (size_t i = 0; i < gActive.size(); ++i) {
     Task* t = gActive[i];
     if (!t->ready_) continue;
     ++events;
-    if (step(t)) gActive[i] = nullptr;
+    if (step(t)) {
+      gActive[i] = nullptr;
+      finished = true;
+    }
   }
-  gActive.erase(std::remove(gActive.begin(), gActive.end(), nullptr), gActive.end());
+  // Compacted only when a task finished: an idle poll (the waiting loop) costs one pass.
+  if (finished)
+    gActive.erase(std::remove(gActive.begin(), gActive.end(), nullptr), gActive.end());
   gPolling = false;
   return events;
 }
@@ -149,8 +155,36 @@ Status run(proto::Comm& comm, CollArgs&& args) {
 // ---- Task ----------------------------------------------------------------------------------
 
 Task::~Task() {
-  for (core::Request* r : live_) core::requestRelease(r);
-  for (core::Request* r : slots_) core::requestRelease(r);
+  for (size_t i = 0; i < live_.size(); ++i) core::requestRelease(live_[i]);
+  for (size_t i = 0; i < slots_.size(); ++i) core::requestRelease(slots_[i]);
+}
+
+namespace {
+// Free blocks of Task::kPooledBytes, linked through their first word. Kept to a few: more
+// tasks than that outstanding at once return their blocks to the heap.
+constexpr int kPoolKeep = 64;
+void* gFreeTasks = nullptr;
+int gFreeCount = 0;
+}  // namespace
+
+void* Task::operator new(size_t bytes) {
+  if (bytes > kPooledBytes) return ::operator new(bytes);
+  if (void* p = gFreeTasks) {
+    gFreeTasks = *static_cast<void**>(p);
+    --gFreeCount;
+    return p;
+  }
+  return ::operator new(kPooledBytes);
+}
+
+void Task::operator delete(void* p, size_t bytes) {
+  if (bytes > kPooledBytes || gFreeCount == kPoolKeep) {
+    ::operator delete(p);
+    return;
+  }
+  *static_cast<void**>(p) = gFreeTasks;
+  gFreeTasks = p;
+  ++gFreeCount;
 }
 
 Status Task::post(Status s, core::Request* r, core::Request** slot) {
@@ -169,9 +203,9 @@ Status Task::post(Status s, core::Request* r, core::Request** slot) {
   }
   if (slot) {
     *slot = r;
-    slots_.push_back(r);
+    slots_.push(r);
   } else {
-    live_.push_back(r);
+    live_.push(r);
   }
   return Status::Ok;
 }
@@ -193,7 +227,7 @@ bool Task::idle() {
     // Release what finished so far only when all did (cheap: steps post a handful).
     return false;
   }
-  for (core::Request* r : live_) core::requestRelease(r);
+  for (size_t i = 0; i < live_.size(); ++i) core::requestRelease(live_[i]);
   live_.clear();
   return true;
 }
@@ -201,11 +235,7 @@ bool Task::idle() {
 bool Task::done(core::Request*& slot) {
   if (!slot) return true;
   if (!slot->complete) return false;
-  auto it = std::find(slots_.begin(), slots_.end(), slot);
-  if (it != slots_.end()) {
-    *it = slots_.back();
-    slots_.pop_back();
-  }
+  (void)slots_.remove(slot);
   core::requestRelease(slot);
   slot = nullptr;
   return true;

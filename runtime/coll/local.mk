@@ -17,7 +17,8 @@ librrtint_la_SOURCES += \
 	runtime/coll/selection.h runtime/coll/selection.cc runtime/coll/algorithms.h \
 	runtime/coll/bind_proto.cc \
 	runtime/coll/barrier_dissemination.cc \
-	runtime/coll/bcast_binomial.cc runtime/coll/bcast_scatter_allgather.cc \
+	runtime/coll/bcast_binomial.cc runtime/coll/bcast_linear.cc \
+	runtime/coll/bcast_scatter_allgather.cc \
 	runtime/coll/bcast_chain.cc runtime/coll/bcast_hierarchical.cc \
 	runtime/coll/reduce_binomial.cc runtime/coll/reduce_rabenseifner.cc \
 	runtime/coll/allreduce_recursive_doubling.cc runtime/coll/allreduce_rabenseifner.cc \

@@ -51,6 +51,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log p) alpha"},
   {CK::Bcast,     "binomial",           makeBcastBinomial,              0,
    "ceil(log p) (alpha + n beta)"},
+  {CK::Bcast,     "linear",             makeBcastLinear,                0,
+   "alpha + (p-1) n beta at the root, depth 1"},
   {CK::Bcast,     "scatter_allgather",  makeBcastScatterAllgather,      0,
    "(log p + p - 1) alpha + 2 (p-1)/p n beta"},
   {CK::Bcast,     "chain",              makeBcastChain,                 0,
@@ -117,6 +119,7 @@ const Rule kRules[] = {
   // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
+  {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     16*K,  "linear"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "binomial"},
@@ -255,12 +258,31 @@ size_t selectionBytes(const CollArgs& a, int ranks) {
   return 0;
 }
 
+namespace {
+
+// The algorithm of every rule, resolved once by name (a call's selection compares no strings).
+constexpr size_t kRuleCount = sizeof(kRules) / sizeof(kRules[0]);
+const Algorithm* const* ruleAlgorithms() {
+  static const Algorithm* resolved[kRuleCount];
+  static bool done = false;
+  if (!done) {
+    for (size_t i = 0; i < kRuleCount; ++i)
+      resolved[i] = findAlgorithm(kRules[i].kind, kRules[i].algorithm);
+    done = true;
+  }
+  return resolved;
+}
+
+}  // namespace
+
 const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType mem,
                                  bool commutative, bool nodeAware) {
-  for (const Rule& r : kRules) {
+  const Algorithm* const* algos = ruleAlgorithms();
+  for (size_t i = 0; i < kRuleCount; ++i) {
+    const Rule& r = kRules[i];
     if (r.kind != kind || r.mem != mem || !ranksMatch(r, ranks)) continue;
     if (bytes < r.minBytes || bytes >= r.maxBytes) continue;
-    const Algorithm* a = findAlgorithm(kind, r.algorithm);
+    const Algorithm* a = algos[i];
     if (tableMayPick(a, commutative, nodeAware)) return a;
   }
   // No rule for this memory type: the host rules (reductions of device memory are staged).

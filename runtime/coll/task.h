@@ -24,12 +24,55 @@
 
 namespace rrt::coll {
 
+// The request handles a task holds: the first kInline without touching the heap (a step posts
+// a handful), the rest in a vector. Order is not kept (removal swaps with the last).
+class ReqList {
+ public:
+  static constexpr size_t kInline = 8;
+  size_t size() const { return n_; }
+  core::Request*& operator[](size_t i) { return i < kInline ? inline_[i] : more_[i - kInline]; }
+  void push(core::Request* r) {
+    if (n_ < kInline) inline_[n_] = r;
+    else more_.push_back(r);
+    ++n_;
+  }
+  // Removes the entry equal to r (swap with the last); false when absent.
+  bool remove(core::Request* r) {
+    for (size_t i = 0; i < n_; ++i) {
+      if ((*this)[i] != r) continue;
+      (*this)[i] = (*this)[n_ - 1];
+      pop();
+      return true;
+    }
+    return false;
+  }
+  void clear() {
+    n_ = 0;
+    more_.clear();
+  }
+
+ private:
+  void pop() {
+    --n_;
+    if (n_ >= kInline) more_.pop_back();
+  }
+  core::Request* inline_[kInline];
+  std::vector<core::Request*> more_;
+  size_t n_ = 0;
+};
+
 class Task {
  public:
   Task(proto::Comm& comm, CollArgs&& args) : comm_(comm), args_(std::move(args)) {}
   virtual ~Task();
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
+
+  // Tasks of up to kPooledBytes come from a free list of blocks (engine.cc): starting a
+  // collective does not go to malloc once a few have run. Larger ones use the heap.
+  static constexpr size_t kPooledBytes = 1024;
+  static void* operator new(size_t bytes);
+  static void operator delete(void* p, size_t bytes);
 
   // Runs until it must wait. Ok = finished, InProgress = waiting, else an error.
   virtual Status advance() = 0;
@@ -74,8 +117,8 @@ class Task {
   friend void onRequestComplete(core::Request* r, void* arg);
   Status post(Status s, core::Request* r, core::Request** slot);
   int pending_ = 0;
-  std::vector<core::Request*> live_;  // posted, not yet released (without slot)
-  std::vector<core::Request*> slots_; // posted with a slot, not yet released
+  ReqList live_;   // posted, not yet released (without slot)
+  ReqList slots_;  // posted with a slot, not yet released
   std::vector<std::unique_ptr<char[]>> scratch_;
 };
 
