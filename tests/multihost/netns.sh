@@ -45,8 +45,8 @@ mh_require_netns() {
   ip netns del "$probe"
 }
 
+# The caller traps EXIT with mh_teardown (and its own clean-up) before calling mh_setup.
 mh_setup() {
-  trap mh_teardown EXIT
   ip netns add "$MH_A" && ip netns add "$MH_B" || return 1
   ip link add veth0 netns "$MH_A" type veth peer name veth0 netns "$MH_B" || return 1
   ip -n "$MH_A" addr add "$MH_ADDR_A/24" dev veth0 || return 1
