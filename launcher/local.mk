@@ -4,6 +4,8 @@ noinst_LTLIBRARIES += launcher/librrun.la
 launcher_librrun_la_SOURCES = \
 	launcher/options.h launcher/options.cc \
 	launcher/exec_path.h launcher/exec_path.cc \
+	launcher/host_list.h launcher/host_list.cc \
+	launcher/delegation.h launcher/delegation.cc \
 	launcher/rank_env.h launcher/rank_env.cc \
 	launcher/job_map.h launcher/job_map.cc \
 	launcher/job_files.h launcher/job_files.cc \

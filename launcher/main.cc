@@ -1,19 +1,21 @@
 // rrun: starts N ranks of a program on this node as one PMIx job and forwards their I/O.
 //
 // main only validates the command line and prepares the process (stdio, signals, environment,
-// cleanup helper); the job itself runs in LocalJob. A multi-node launch (--host/--hostfile, or
-// under Slurm) would branch after option parsing: build a multi-node JobMap, start one server per
-// node (each running a LocalJob for its share of the ranks) and exchange fence data between them
-// in PmixServer::answerFence / answerDirectModex.
+// cleanup helper); the job itself runs in LocalJob. A multi-host job (--host/--hostfile, or a
+// Slurm allocation) is not rrun's: it execs Open MPI's mpirun or srun --mpi=pmix in its place
+// (delegation.h), whose daemons are the PMIx servers of their hosts.
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "launcher/cleanup_guard.h"
+#include "launcher/delegation.h"
 #include "launcher/exec_path.h"
 #include "launcher/job_files.h"
 #include "launcher/local_job.h"
@@ -92,6 +94,26 @@ int main(int argc, char** argv) {
   }
   ResolvedProgram program = resolveProgram(parsed.options.app[0], std::getenv("PATH"));
   if (!program.ok) return usageError(program.error);
+
+  HostListResult hostfile;
+  if (!parsed.options.hostfile.empty()) hostfile = readHostfile(parsed.options.hostfile);
+  LaunchPlan plan = planLaunch(parsed.options, program.path, launchEnvFromProcess(), hostfile);
+  if (!plan.ok) return usageError(plan.error);
+  if (plan.kind != LaunchKind::Local) {
+    if (parsed.options.dryRun) {
+      std::printf("%s\n", showCommand(plan.command).c_str());
+      return 0;
+    }
+    std::fflush(stdout);
+    execDelegated(plan.command);
+    std::fprintf(stderr, "rrun: cannot run %s: %s\n", plan.command.argv[0].c_str(),
+                 std::strerror(errno));
+    return kLaunchFailedExitCode;
+  }
+  if (parsed.options.dryRun) {
+    std::printf("rrun: %d ranks of %s on this node\n", parsed.options.nprocs, program.path.c_str());
+    return 0;
+  }
 
   LocalJobConfig config;
   config.options = parsed.options;

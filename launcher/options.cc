@@ -130,6 +130,28 @@ ParseResult parseOptions(int argc, const char* const argv[]) {
       } else {
         return fail("invalid --bind-to '" + v + "' (use core, none or auto)");
       }
+    } else if (matches(arg, "--host", false) || arg == "-H") {
+      std::string name = arg == "-H" ? "-H" : "--host";
+      if (!value(arg, name, &v) || v.empty()) return fail("option " + name + " needs a host list");
+      opts.hosts = opts.hosts.empty() ? v : opts.hosts + "," + v;
+    } else if (matches(arg, "--hostfile", false)) {
+      if (!value(arg, "--hostfile", &v) || v.empty()) return fail("option --hostfile needs a file");
+      opts.hostfile = v;
+    } else if (matches(arg, "--launcher", false)) {
+      if (!value(arg, "--launcher", &v)) return fail("option --launcher needs auto, local, srun or mpirun");
+      if (v == "auto") {
+        opts.launcher = LauncherChoice::Auto;
+      } else if (v == "local") {
+        opts.launcher = LauncherChoice::Local;
+      } else if (v == "srun") {
+        opts.launcher = LauncherChoice::Srun;
+      } else if (v == "mpirun") {
+        opts.launcher = LauncherChoice::Mpirun;
+      } else {
+        return fail("invalid --launcher '" + v + "' (use auto, local, srun or mpirun)");
+      }
+    } else if (arg == "--dry-run") {
+      opts.dryRun = true;
     } else if (matches(arg, "-x", true)) {
       if (!value(arg, "-x", &v)) return fail("option -x needs a variable name");
       if (!addEnv(v, false, &opts, &result.error)) return fail(result.error);
@@ -149,7 +171,8 @@ ParseResult parseOptions(int argc, const char* const argv[]) {
 
 std::string usageText() {
   return "Usage: rrun -n N [options] program [args...]\n"
-         "Starts N copies of program on this node as one PMIx job.\n"
+         "Starts N copies of program as one PMIx job: on this node, or, with --host/--hostfile\n"
+         "or inside a Slurm allocation, through mpirun or srun --mpi=pmix.\n"
          "\n"
          "  -n, -np N              number of processes (required, >= 1)\n"
          "  --tag-output           prefix every output line with \"[rank] \"\n"
@@ -162,6 +185,14 @@ std::string usageText() {
          "                         threads); auto (default): core unless ranks > cores\n"
          "  --oversubscribe        accepted for compatibility: more ranks than cores is always\n"
          "                         allowed\n"
+         "  -H, --host HOST[:SLOTS],...\n"
+         "                         run on these hosts through Open MPI's mpirun\n"
+         "  --hostfile FILE        the same with an Open MPI hostfile\n"
+         "  --launcher auto|local|srun|mpirun\n"
+         "                         who starts the ranks; auto (default): mpirun with\n"
+         "                         --host/--hostfile, srun inside a Slurm allocation\n"
+         "                         (SLURM_JOB_ID set, SLURM_STEP_ID not), else this node\n"
+         "  --dry-run              print the mpirun/srun command line, run nothing\n"
          "  -h, --help             this text\n"
          "  -V, --version          the version\n"
          "\n"

@@ -15,6 +15,9 @@ namespace rrt::launcher {
 // ranks, None when oversubscribed.
 enum class Binding { Auto, None, Core };
 
+// Who starts the ranks (delegation.h): Auto picks from --host/--hostfile and Slurm.
+enum class LauncherChoice { Auto, Local, Srun, Mpirun };
+
 struct Options {
   int nprocs = 0;
   bool tagOutput = false;
@@ -25,6 +28,11 @@ struct Options {
   // launcher's value, -x VAR=VALUE and --env VAR=VALUE set one.
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> app;  // program and its arguments
+  // Multi-host (delegation.h): Open MPI style --host list and --hostfile path, unparsed here.
+  std::string hosts;
+  std::string hostfile;
+  LauncherChoice launcher = LauncherChoice::Auto;
+  bool dryRun = false;  // print the command a delegated job would run, run nothing
 };
 
 enum class ParseOutcome { Run, Help, Version, Error };

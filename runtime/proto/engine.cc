@@ -147,7 +147,7 @@ Status Engine::startTransports() {
   for (const TransportEntry& t : kTransports)
     fenceAgain |= !local_ && t.fenceAfterStart && listed(wanted, t.name) && job_.size > 1 &&
                   (multiNode || !listed(wanted, "shm"));
-  if (fenceAgain) RRT_TRY(wireup::fence());
+  if (fenceAgain) RRT_TRY(wireup::barrier());
 
   stats_.assign(transports_.size(), TransportStats{});
   peers_ = std::vector<Peer>(static_cast<size_t>(job_.size));
@@ -180,7 +180,7 @@ void Engine::finalize() {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
-  if (!local_) (void)wireup::fence();  // nobody leaves while a peer may still read our memory
+  if (!local_) (void)wireup::barrier();  // nobody leaves while a peer may still read our memory
   core::removePoller(&Engine::poll, this);
   if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
   idleFd_ = -1;

@@ -263,7 +263,8 @@ Status publish(const std::string& key, const void* data, size_t len) {
   return Status::Ok;
 }
 
-Status fence() {
+namespace {
+Status fenceAll(bool collect) {
   if (!gPmixUp) return Status::Ok;
   pmix_status_t rc = PMIx_Commit();
   if (rc != PMIX_SUCCESS) {
@@ -272,13 +273,21 @@ Status fence() {
   }
   pmix_proc_t wild;
   PMIX_LOAD_PROCID(&wild, gMe.nspace, PMIX_RANK_WILDCARD);
-  rc = PMIx_Fence(&wild, 1, nullptr, 0);
+  pmix_info_t info;
+  bool yes = true;
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+  rc = PMIx_Fence(&wild, 1, collect ? &info : nullptr, collect ? 1 : 0);
+  PMIX_INFO_DESTRUCT(&info);
   if (rc != PMIX_SUCCESS) {
     RRT_ERROR("PMIx_Fence: %s", PMIx_Error_string(rc));
     return Status::ErrWireup;
   }
   return Status::Ok;
 }
+}  // namespace
+
+Status fence() { return fenceAll(false); }
+Status barrier() { return fenceAll(true); }
 
 Status lookup(int rank, const std::string& key, std::vector<uint8_t>* out) {
   if (!gPmixUp) return Status::ErrWireup;

@@ -6,7 +6,12 @@
 //
 // Each transport publishes its address under "rrt.<transport>" (publish), one fence makes them
 // visible (without data collection: peers are looked up lazily, on first contact, which is
-// what large jobs want), and lookup fetches one peer's blob when needed.
+// what large jobs want), and lookup fetches one peer's blob when needed. barrier is a fence
+// that also collects the data: under Slurm 22.05's srun --mpi=pmix with OpenPMIx 4.2.2 (Debian
+// 12) a fence without data collection completes on each node as soon as that node's own ranks
+// arrived, so only a collecting fence holds every rank until all have reached it (measured:
+// rank 0 held 2 s before its fence; its node B peers passed a plain fence at once, a collecting
+// one after 2 s). Use barrier wherever ranks on other nodes must have arrived.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +43,7 @@ constexpr size_t kSecretBytes = 32;
 Status init(JobInfo* job);
 Status publish(const std::string& key, const void* data, size_t len);
 Status fence();
+Status barrier();
 Status lookup(int rank, const std::string& key, std::vector<uint8_t>* out);
 // Tells the launcher to end the job with this code; returns only if that failed.
 void abortJob(int code, const char* message);

@@ -1,5 +1,5 @@
 // Unit tests of rrun's pure parts: option parsing, program lookup, rank environment, exit codes,
-// job file names, line forwarding.
+// job file names, line forwarding, host lists and the delegated mpirun/srun command lines.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -13,7 +13,9 @@
 #include <thread>
 #include <vector>
 
+#include "launcher/delegation.h"
 #include "launcher/exec_path.h"
+#include "launcher/host_list.h"
 #include "launcher/job_files.h"
 #include "launcher/job_map.h"
 #include "launcher/options.h"
@@ -220,6 +222,197 @@ TEST(OutputForwarder, LinesAndPartialLast) {
   std::string longLine(OutputForwarder::kMaxLine + 10, 'x');
   std::string tagged = forward(longLine, true);
   EXPECT_EQ(tagged.size(), longLine.size() + 2 * 5);  // split once: two prefixes, two newlines
+}
+
+// ---- host lists and delegation (delegation.h) ----------------------------------------------
+
+TEST(HostList, ParsesNamesAndSlots) {
+  HostListResult r = parseHostList("nodeA:2,node-b.example:3,10.0.0.7");
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.hosts.size(), 3u);
+  EXPECT_EQ(r.hosts[0].name, "nodeA");
+  EXPECT_EQ(r.hosts[0].slots, 2);
+  EXPECT_EQ(r.hosts[1].name, "node-b.example");
+  EXPECT_EQ(r.hosts[1].slots, 3);
+  EXPECT_EQ(r.hosts[2].name, "10.0.0.7");
+  EXPECT_EQ(r.hosts[2].slots, 1);  // Open MPI: one slot when not stated
+  EXPECT_EQ(statedSlots(r.hosts), 6);
+}
+
+TEST(HostList, Errors) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"", "empty --host list"},
+      {"a:2,,b:2", "empty entry"},
+      {"a:2,", "empty entry"},
+      {",a", "empty entry"},
+      {"a:0", "invalid slot count in --host entry 'a:0'"},
+      {"a:-1", "invalid slot count"},
+      {"a:x", "invalid slot count"},
+      {"a:", "invalid slot count"},
+      {"a:2:3", "invalid slot count"},
+      {"a:99999999999", "invalid slot count"},
+      {"bad host:2", "invalid host name 'bad host'"},
+      {"-oops", "invalid host name '-oops'"},
+      {"a;rm -rf /", "invalid host name"},
+      {":2", "invalid host name ''"},
+  };
+  for (const Case& c : cases) {
+    HostListResult r = parseHostList(c.text);
+    EXPECT_FALSE(r.ok) << c.text;
+    EXPECT_NE(r.error.find(c.message), std::string::npos) << c.text << ": " << r.error;
+  }
+}
+
+TEST(HostList, Hostfile) {
+  HostListResult r = parseHostfile("# cluster\n\nnodeA slots=2\n  nodeB slots=4 max_slots=8 # big\n"
+                                   "nodeC\n");
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.hosts.size(), 3u);
+  EXPECT_EQ(r.hosts[1].name, "nodeB");
+  EXPECT_EQ(r.hosts[1].slots, 4);
+  EXPECT_EQ(r.hosts[2].slots, 0);  // left to mpirun
+  EXPECT_EQ(statedSlots(r.hosts), -1);
+  r = parseHostfile("nodeA slots=2\nnodeB slots=two\n");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("hostfile line 2: cannot parse 'slots=two'"), std::string::npos) << r.error;
+  r = parseHostfile("nodeA cpus=2\n");
+  EXPECT_FALSE(r.ok);
+  r = parseHostfile("# nothing\n\n");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("names no host"), std::string::npos) << r.error;
+  r = readHostfile("/nonexistent/rrt-hostfile");
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.error.find("cannot read hostfile"), std::string::npos) << r.error;
+}
+
+LaunchPlan plan(std::vector<const char*> args, const LaunchEnv& env = LaunchEnv(),
+                const HostListResult& hostfile = HostListResult()) {
+  ParseResult r = parse(args);
+  EXPECT_EQ(r.outcome, ParseOutcome::Run) << r.error;
+  return planLaunch(r.options, "/bin/prog", env, hostfile);
+}
+
+std::vector<std::string> words(std::initializer_list<const char*> w) { return {w.begin(), w.end()}; }
+
+TEST(Delegation, LocalByDefault) {
+  LaunchPlan p = plan({"-n", "4", "prog"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Local);
+  LaunchEnv inStep;  // a task of a Slurm step runs its own local job, never a nested srun
+  inStep.slurmJob = inStep.slurmStep = true;
+  p = plan({"-n", "4", "prog"}, inStep);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Local);
+  LaunchEnv slurm;
+  slurm.slurmJob = true;
+  p = plan({"--launcher", "local", "-n", "4", "prog"}, slurm);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Local);
+}
+
+TEST(Delegation, MpirunCommand) {
+  LaunchEnv env;
+  env.mpirun = "mpirun.openmpi";
+  env.rrtVariables = {"RRT_LOG", "RRT_TCP_IF"};
+  LaunchPlan p = plan({"--host", "a:2,b:2", "-n", "4", "--bind-to", "core", "--tag-output",
+                       "--timeout", "2.5", "-x", "RRT_TCP_IF=eth1", "--env", "V=a b", "prog",
+                       "--flag", "x"},
+                      env);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Mpirun);
+  EXPECT_EQ(p.command.argv,
+            words({"mpirun.openmpi", "-np", "4", "--host", "a:2,b:2", "--bind-to", "core",
+                   "--tag-output", "--timeout", "3", "-x", "RRT_LOG", "-x", "RRT_TCP_IF=eth1",
+                   "-x", "V=a b", "/bin/prog", "--flag", "x"}));
+  EXPECT_TRUE(p.command.setEnv.empty());
+  EXPECT_EQ(showCommand(p.command),
+            "mpirun.openmpi -np 4 --host a:2,b:2 --bind-to core --tag-output --timeout 3 -x "
+            "RRT_LOG -x RRT_TCP_IF=eth1 -x 'V=a b' /bin/prog --flag x");
+  // -H adds to the list; --bind-to auto leaves binding to mpirun.
+  p = plan({"-H", "a:2", "-H", "b", "-n", "3", "prog"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.command.argv, words({"mpirun", "-np", "3", "--host", "a:2,b", "/bin/prog"}));
+  // Even inside a Slurm allocation, explicit hosts go to mpirun.
+  LaunchEnv slurm;
+  slurm.slurmJob = true;
+  p = plan({"--host", "a:2", "-n", "2", "prog"}, slurm);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Mpirun);
+}
+
+TEST(Delegation, MpirunHostfile) {
+  HostListResult hf = parseHostfile("a slots=2\nb slots=2\n");
+  LaunchPlan p = plan({"--hostfile", "/h", "-n", "4", "--bind-to=none", "prog"}, LaunchEnv(), hf);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.command.argv, words({"mpirun", "-np", "4", "--hostfile", "/h", "--bind-to", "none",
+                                   "/bin/prog"}));
+  p = plan({"--hostfile", "/h", "-n", "5", "prog"}, LaunchEnv(), hf);
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("the 4 slots"), std::string::npos) << p.error;
+  HostListResult bad = parseHostfile("a slots=x\n");
+  p = plan({"--hostfile", "/h", "-n", "1", "prog"}, LaunchEnv(), bad);
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("hostfile line 1"), std::string::npos) << p.error;
+  // Without stated slots, mpirun decides.
+  p = plan({"--hostfile", "/h", "-n", "64", "prog"}, LaunchEnv(), parseHostfile("a\nb\n"));
+  EXPECT_TRUE(p.ok) << p.error;
+}
+
+TEST(Delegation, MpirunErrors) {
+  LaunchPlan p = plan({"--host", "a:2,b:2", "-n", "5", "prog"});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("-n 5 needs more than the 4 slots"), std::string::npos) << p.error;
+  p = plan({"--host", "a:2,b:2", "--oversubscribe", "-n", "5", "prog"});
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.command.argv, words({"mpirun", "-np", "5", "--host", "a:2,b:2", "--oversubscribe",
+                                   "/bin/prog"}));
+  p = plan({"--host", "a:2,,b", "-n", "2", "prog"});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("empty entry"), std::string::npos) << p.error;
+  p = plan({"--launcher", "mpirun", "-n", "2", "prog"});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("needs --host or --hostfile"), std::string::npos) << p.error;
+  p = plan({"--launcher", "local", "--host", "a", "-n", "1", "prog"});
+  EXPECT_FALSE(p.ok);
+  p = plan({"--launcher", "srun", "-n", "2", "prog"});
+  EXPECT_FALSE(p.ok);
+  EXPECT_NE(p.error.find("SLURM_JOB_ID"), std::string::npos) << p.error;
+}
+
+TEST(Delegation, SrunCommand) {
+  LaunchEnv slurm;
+  slurm.slurmJob = true;
+  slurm.rrtVariables = {"RRT_LOG"};  // srun forwards the whole environment itself
+  LaunchPlan p = plan({"-n", "8", "--bind-to", "core", "--tag-output", "--timeout", "61",
+                       "--oversubscribe", "-x", "A=1", "prog", "arg"},
+                      slurm);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.kind, LaunchKind::Srun);
+  EXPECT_EQ(p.command.argv, words({"srun", "--mpi=pmix", "-n", "8", "--cpu-bind=cores",
+                                   "--overcommit", "--label", "--time=2", "/bin/prog", "arg"}));
+  ASSERT_EQ(p.command.setEnv.size(), 1u);
+  EXPECT_EQ(p.command.setEnv[0].first, "A");
+  EXPECT_EQ(showCommand(p.command),
+            "A=1 srun --mpi=pmix -n 8 --cpu-bind=cores --overcommit --label --time=2 /bin/prog arg");
+  p = plan({"--launcher=srun", "--bind-to", "none", "-n", "2", "prog"}, slurm);
+  ASSERT_TRUE(p.ok) << p.error;
+  EXPECT_EQ(p.command.argv, words({"srun", "--mpi=pmix", "-n", "2", "--cpu-bind=none", "/bin/prog"}));
+}
+
+TEST(Options, DelegationOptions) {
+  ParseResult r = parse({"--host=a:1", "--hostfile", "/f", "--launcher=mpirun", "--dry-run",
+                         "-n", "2", "prog"});
+  ASSERT_EQ(r.outcome, ParseOutcome::Run) << r.error;
+  EXPECT_EQ(r.options.hosts, "a:1");
+  EXPECT_EQ(r.options.hostfile, "/f");
+  EXPECT_EQ(r.options.launcher, LauncherChoice::Mpirun);
+  EXPECT_TRUE(r.options.dryRun);
+  EXPECT_EQ(parse({"--launcher", "ssh", "-n", "1", "prog"}).outcome, ParseOutcome::Error);
+  EXPECT_EQ(parse({"-n", "1", "--host"}).outcome, ParseOutcome::Error);
+  EXPECT_EQ(parse({"-n", "1", "--hostfile=", "prog"}).outcome, ParseOutcome::Error);
 }
 
 }  // namespace

@@ -3,18 +3,19 @@
 #
 #   run_testlist.sh [-v] [-k REGEX] LIST...
 #
-# One test per line:  NAME NPROCS [VAR=VALUE ...] [arg=ARG ...] [launcher=rrun|none|ompi] [timeout=S]
+# One test per line:  NAME NPROCS [VAR=VALUE ...] [arg=ARG ...] [launcher=rrun|none|ompi|srun] [timeout=S]
 #   NAME      a program built as $top_builddir/tests/mp/NAME
 #   VAR=VALUE environment for the ranks (upper-case names, e.g. RRT_EAGER_LIMIT=4096)
 #   arg=ARG   one program argument (repeatable)
 #   launcher  rrun (default): $top_builddir/rrun -n NPROCS --timeout S
 #             none: the program run directly as a world of one, launcher variables removed
 #             ompi: mpirun.openmpi --allow-run-as-root --oversubscribe -n NPROCS (skipped if absent)
+#             srun: $MP_SRUN --mpi=pmix -n NPROCS (Slurm; the ranks inherit the environment)
 #   timeout   seconds for this line (default $MP_TIMEOUT or 120)
 # Environment: MP_LAUNCHER, the launcher of lines that name none (default rrun); MP_OMPI, the
 # command (words split at blanks) that launcher=ompi runs instead of
 # "mpirun.openmpi --allow-run-as-root --oversubscribe" (tests/multihost/ puts mpirun inside a
-# network namespace with it).
+# network namespace with it); MP_SRUN, the srun command of launcher=srun (default "srun").
 # '#' starts a comment. A line passes when the launcher exits 0, the output has exactly one
 # "PASS NAME (NPROCS ranks)" line (so N singletons cannot pass for one job) and no line
 # starting with "FAIL". It is skipped when the program printed "SKIP NAME: reason" and exited
@@ -28,6 +29,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 : "${MP_TIMEOUT:=120}"
 : "${MP_LAUNCHER:=rrun}"
 : "${MP_OMPI:=mpirun.openmpi --allow-run-as-root --oversubscribe}"
+: "${MP_SRUN:=srun}"
 verbose=0
 filter=
 while getopts "vk:" opt; do
@@ -86,6 +88,10 @@ run_line() {
       read -r -a ompi <<<"$MP_OMPI"
       cmd=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "${envs[@]}"
            "${ompi[@]}" -n "$np" "${ompi_x[@]}" "$prog" "${args[@]}") ;;
+    srun)
+      local -a srun
+      read -r -a srun <<<"$MP_SRUN"
+      cmd=(env "${envs[@]}" "${srun[@]}" --mpi=pmix -n "$np" "$prog" "${args[@]}") ;;
     *) echo "FAIL: $list:$lineno: unknown launcher '$launcher'"; return 1 ;;
   esac
 

@@ -2,6 +2,7 @@
 #
 #   mh_require        exits 77 (skip) with a reason unless we may create namespaces and
 #                     Open MPI's mpirun and unshare are there
+#   mh_require_netns  the same without Open MPI (tests that start the job another way)
 #   mh_setup          creates namespaces $MH_A and $MH_B (named after this shell's pid, so
 #                     tests may run at once), joined by one veth pair: $MH_ADDR_A/24 and
 #                     $MH_ADDR_B/24, and the IPv6 ULAs $MH_ADDR6_A/64 and $MH_ADDR6_B/64;
@@ -26,10 +27,14 @@ MH_ADDR6_B=fd72:7274::2
 mh_skip() { echo "SKIP: $*"; exit 77; }
 
 mh_require() {
-  command -v ip >/dev/null 2>&1 || mh_skip "no ip command (Debian: iproute2)"
-  command -v unshare >/dev/null 2>&1 || mh_skip "no unshare command (Debian: util-linux)"
   command -v mpirun.openmpi >/dev/null 2>&1 ||
     mh_skip "Open MPI's mpirun.openmpi not found (Debian: openmpi-bin)"
+  mh_require_netns
+}
+
+mh_require_netns() {
+  command -v ip >/dev/null 2>&1 || mh_skip "no ip command (Debian: iproute2)"
+  command -v unshare >/dev/null 2>&1 || mh_skip "no unshare command (Debian: util-linux)"
   [ "$(id -u)" = 0 ] || mh_skip "network namespaces need root (CI runs this as root)"
   local probe=rrtmh$$probe
   ip netns add "$probe" 2>/dev/null || mh_skip "ip netns add is not permitted here"
@@ -40,8 +45,8 @@ mh_require() {
   ip netns del "$probe"
 }
 
+# The caller traps EXIT with mh_teardown (and its own clean-up) before calling mh_setup.
 mh_setup() {
-  trap mh_teardown EXIT
   ip netns add "$MH_A" && ip netns add "$MH_B" || return 1
   ip link add veth0 netns "$MH_A" type veth peer name veth0 netns "$MH_B" || return 1
   ip -n "$MH_A" addr add "$MH_ADDR_A/24" dev veth0 || return 1
