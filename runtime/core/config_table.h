@@ -32,6 +32,7 @@ RRT_TUNABLE(IbTimeout,       "IB_TIMEOUT",       "18",    "verbs local ACK timeo
 RRT_TUNABLE(IbRetryCnt,      "IB_RETRY_CNT",     "7",     "verbs transport retries before a peer is declared unreachable (0..7)")
 RRT_TUNABLE(IbSl,            "IB_SL",            "0",     "InfiniBand service level")
 RRT_TUNABLE(IbTrafficClass,  "IB_TRAFFIC_CLASS", "0",     "RoCE traffic class (DSCP << 2)")
+RRT_TUNABLE(IbCompChannel,   "IB_COMP_CHANNEL",  "on",    "when verbs is the only transport besides self, a waiting rank past its spin budget sleeps on a completion channel (ibv_req_notify_cq) instead of yielding: on, off")
 RRT_TUNABLE(IbRegCache,      "IB_REG_CACHE",     "on",    "cache verbs memory registrations (invalidated on munmap/mremap/madvise): on, off")
 RRT_TUNABLE(IbRegCacheBytes, "IB_REG_CACHE_BYTES","1G",   "most bytes the registration cache keeps registered (LRU beyond)")
 RRT_TUNABLE(IbRegCacheEntries,"IB_REG_CACHE_ENTRIES","1024","most registrations the cache keeps (LRU beyond)")

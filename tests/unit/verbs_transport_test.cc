@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -163,7 +164,7 @@ TEST(VerbsTransport, CapsAndActiveMessagesOfEverySize) {
     CHILD_CHECK((c.flags & (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg)) ==
                     (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg),
                 "caps flags %x", c.flags);
-    CHILD_CHECK(!(c.flags & kEventFd) && t.eventFd() < 0, "event fd claimed");
+    CHILD_CHECK((c.flags & kEventFd) && t.eventFd() >= 0, "no completion channel fd");
     CHILD_CHECK(c.maxAm >= 1024 && c.eagerDefault <= c.maxAm && c.maxZcopy >= 4096, "limits");
     const size_t sizes[] = {0, 1, 8, 100, 250, 1000, 4000, c.maxAm - 16};
     const int n = sizeof sizes / sizeof sizes[0];
@@ -321,6 +322,62 @@ TEST(VerbsTransport, EagerClassBoundariesAndSpill) {
       CHILD_CHECK(have && naks == 0, "RNR NAKs: %llu (device found: %d)", naks, have);
     }
   });
+}
+
+// The completion channel: armed with nothing pending, the fd stays quiet; a SEND from the peer
+// makes it readable; progress() delivers the message and reads the event, so the fd is quiet
+// again; with a message already in the CQ, arming says "do not sleep". RRT_IB_COMP_CHANNEL=off:
+// no event fd.
+TEST(VerbsTransport, CompletionChannelWakesASleeper) {
+  runPair({}, [](Rank& me, Transport& t) {
+    const int fd = t.eventFd();
+    CHILD_CHECK(fd >= 0, "no event fd");
+    if (me.rank == 1) {
+      CHILD_CHECK(t.armEventFd(), "armed with nothing pending but told not to sleep");
+      pollfd p{fd, POLLIN, 0};
+      CHILD_CHECK(poll(&p, 1, 0) == 0, "fd readable with nothing sent");
+      barrier(2);  // rank 0 sends now
+      CHILD_CHECK(poll(&p, 1, 30000) == 1, "the SEND did not wake the channel");
+      t.progress();
+      CHILD_CHECK(me.got.size() == 1, "woken, but progress() found %zu messages", me.got.size());
+      p.revents = 0;
+      CHILD_CHECK(poll(&p, 1, 0) == 0, "fd still readable after progress()");
+      barrier(3);  // rank 0 sends again while we do not poll
+      barrier(4);
+      bool sawWork = false;
+      for (long i = 0; i < 100000000 && !sawWork; ++i) sawWork = !t.armEventFd();
+      CHILD_CHECK(sawWork && me.got.size() == 2, "arming never saw the second message");
+      CHILD_CHECK(t.amSend(0, 9, nullptr, 0, nullptr, 0) == Status::Ok, "done");
+      for (int i = 0; i < 1000; ++i) t.progress();
+    } else {
+      barrier(2);
+      CHILD_CHECK(t.amSend(1, 7, "a", 1, nullptr, 0) == Status::Ok, "send 1");
+      for (int i = 0; i < 1000; ++i) t.progress();
+      barrier(3);
+      CHILD_CHECK(t.amSend(1, 7, "b", 1, nullptr, 0) == Status::Ok, "send 2");
+      barrier(4);
+      progressUntil(t, [&] { return me.got.size() == 1; });
+    }
+  });
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("RRT_IB_COMP_CHANNEL", "off", 1);
+    setenv("RRT_TRANSPORTS", "verbs", 1);
+    config::reload();
+    Context ctx;
+    ctx.rank = 0;
+    ctx.size = 2;
+    ctx.localPeers = {0, 1};
+    ctx.nodeOf = {0, 0};
+    ctx.jobId = "verbs-test";
+    Status st;
+    TransportPtr t = create(ctx, &st);
+    _exit(t && !(t->caps().flags & kEventFd) && t->eventFd() < 0 && !t->armEventFd() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "RRT_IB_COMP_CHANNEL=off";
 }
 
 struct Done : Completion {

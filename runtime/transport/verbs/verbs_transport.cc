@@ -150,6 +150,8 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   size_t rkeyPack(const MemHandle* mh, void* out) const override;
 
   int progress() override;
+  int eventFd() const override { return channel_ ? channel_->fd : -1; }
+  bool armEventFd() override;
   void disconnect(int peer) override;
 
  private:
@@ -179,6 +181,7 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   void takeCredits(int src, PeerState& p, int cls, uint32_t n);
   void setPeerClasses(PeerState& p, const EagerClasses& c);
   int pollSlow();
+  void drainChannel();
   void onAsyncEvent(const ibv_async_event& ev);
   void failPeer(int peer, Status why);
   void repost(int cls, int32_t buf);
@@ -189,6 +192,8 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   Device dev_;
   QpSettings qs_;
   ibv_cq* cq_ = nullptr;
+  ibv_comp_channel* channel_ = nullptr;  // RRT_IB_COMP_CHANNEL: what an idle rank sleeps on
+  bool armed_ = false;                   // ibv_req_notify_cq done, its event not yet read
   EagerClasses classes_;  // ours: receive buffer sizes and the credits we grant each peer
   ibv_srq* srq_[kMaxEagerClasses] = {};
   BouncePool recvPool_[kMaxEagerClasses];
@@ -225,6 +230,7 @@ VerbsTransport::~VerbsTransport() {
   for (ibv_srq* srq : srq_)
     if (srq) ibv_destroy_srq(srq);
   if (cq_) ibv_destroy_cq(cq_);
+  if (channel_) ibv_destroy_comp_channel(channel_);
   // The pools' MRs go with their members, before dev_ (declared earlier) frees the PD.
 }
 
@@ -325,7 +331,16 @@ Status VerbsTransport::init() {
   cqDepth_ = srqTotal + static_cast<size_t>(served_) * static_cast<size_t>(classes_.n) *
                             qs_.sendDepth + 64;
   cqDepth_ = std::min<size_t>(cqDepth_, static_cast<size_t>(da.max_cqe));
-  cq_ = ibv_create_cq(dev_.ctx, static_cast<int>(cqDepth_), nullptr, nullptr, 0);
+  if (config::boolOr(config::Tunable::IbCompChannel, true)) {
+    channel_ = ibv_create_comp_channel(dev_.ctx);
+    const int fl = channel_ ? fcntl(channel_->fd, F_GETFL) : -1;
+    if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+      RRT_WARN("verbs: completion channel: %s (idle ranks yield instead)", strerror(errno));
+      if (channel_) ibv_destroy_comp_channel(channel_);
+      channel_ = nullptr;
+    }
+  }
+  cq_ = ibv_create_cq(dev_.ctx, static_cast<int>(cqDepth_), nullptr, channel_, 0);
   if (!cq_) {
     RRT_WARN("verbs: ibv_create_cq(%zu): %s", cqDepth_, strerror(errno));
     return Status::ErrTransport;
@@ -360,7 +375,8 @@ Status VerbsTransport::init() {
   regCache_ = std::make_unique<memory::RegCache>(this, lim);
 
   const uint64_t maxMsg = dev_.portAttr.max_msg_sz ? dev_.portAttr.max_msg_sz : (1ull << 31);
-  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg;
+  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg |
+                (channel_ ? kEventFd : 0u);
   caps_.maxAm = classes_.bufBytes[classes_.n - 1] - sizeof(AmHeader);
   caps_.minZcopy = 0;
   caps_.maxZcopy = std::min<uint64_t>(
@@ -920,6 +936,30 @@ void VerbsTransport::failPeer(int peer, Status why) {
   if (ctx_.peerFailed) ctx_.peerFailed(ctx_.handlerArg, peer, why);
 }
 
+// Reads the completion channel's events (non-blocking) and acknowledges them; the CQ is
+// disarmed once its event is read. A system call: only in the sleep path and on the first
+// completion after an arm, never while the CQ is not armed.
+void VerbsTransport::drainChannel() {
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  while (ibv_get_cq_event(channel_, &cq, &ctx) == 0) {
+    ibv_ack_cq_events(cq, 1);
+    armed_ = false;
+  }
+}
+
+// Before the engine sleeps on the channel fd: arm the CQ (the next completion writes an
+// event), then poll once more, so a completion that came before the arm is not slept through.
+bool VerbsTransport::armEventFd() {
+  if (!channel_) return false;
+  drainChannel();  // an event from an earlier arm would wake the poll() at once
+  if (!armed_) {
+    if (ibv_req_notify_cq(cq_, 0) != 0) return false;
+    armed_ = true;
+  }
+  return progress() == 0;
+}
+
 int VerbsTransport::progress() {
   if (inProgress_) return 0;
   inProgress_ = true;
@@ -971,6 +1011,7 @@ int VerbsTransport::progress() {
       retireUpTo(p, p.q[cls], static_cast<uint32_t>(c.wr_id & 0xffffffu));
     }
     events += n;
+    if (__builtin_expect(armed_ && n > 0, 0)) drainChannel();
   } while (n == kPollBatch);
   for (size_t i = 0; i < creditDue_.size(); ++i) {
     PeerState& p = peers_[static_cast<size_t>(creditDue_[i])];
