@@ -24,6 +24,7 @@ bool gYield = true;
 double gTimeout = 0;
 IdleWaitFn gIdleWait = nullptr;
 void* gIdleWaitArg = nullptr;
+WaitCounters gCounters;
 
 }  // namespace
 
@@ -71,6 +72,8 @@ void configureWaiting(int localRanks, int usableCores) {
 
 void setTimeoutSeconds(double s) { gTimeout = s; }
 
+const WaitCounters& waitCounters() { return gCounters; }
+
 void setIdleWait(IdleWaitFn fn, void* arg) {
   gIdleWait = fn;
   gIdleWaitArg = arg;
@@ -87,12 +90,17 @@ Status waitUntil(bool (*cond)(void* arg), void* arg) {
     }
     ++idle;
     if (idle >= gSpinCount && gYield) {
-      if (gIdleWait && gIdleWait(gIdleWaitArg, 1)) {
+      const int slept = gIdleWait ? gIdleWait(gIdleWaitArg, 1) : 0;
+      if (slept) {
         // slept in the kernel until an event (or 1 ms)
+        ++gCounters.kernelSleeps;
+        if (slept == 2) ++gCounters.woken;
       } else if (idle < gSpinCount + gSleepAfter) {
+        ++gCounters.yields;
         sched_yield();
       } else {
         // Long idle: give the core away for a moment (short, so latency stays sane).
+        ++gCounters.naps;
         timespec ts{0, 50000};
         nanosleep(&ts, nullptr);
       }

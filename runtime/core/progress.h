@@ -24,10 +24,18 @@ int progress();
 
 // Blocking instead of yielding: when set, a wait that stays idle past the spin phase calls
 // fn(arg, ms), which may sleep up to ms milliseconds until new events can be expected (e.g. in
-// poll() on a transport's event fd) and returns false when it cannot block now (then the wait
-// yields as usual). nullptr removes it.
-using IdleWaitFn = bool (*)(void* arg, int ms);
+// poll() on a transport's event fd) and returns 0 when it cannot block now (then the wait
+// yields as usual), 1 when it slept to the timeout, 2 when an event woke it. nullptr removes it.
+using IdleWaitFn = int (*)(void* arg, int ms);
 void setIdleWait(IdleWaitFn fn, void* arg);
+
+// What waitUntil did while idle (for RRT_STATS and tests): sleeps in the idle-wait function
+// (kernelSleeps; woken, those that ended because its fd had events rather than at the
+// timeout), sched_yield calls and short naps.
+struct WaitCounters {
+  uint64_t kernelSleeps = 0, woken = 0, yields = 0, naps = 0;
+};
+const WaitCounters& waitCounters();
 
 // Tuning, set at init from the config table and the node's load.
 void configureWaiting(int localRanks, int usableCores);

@@ -53,7 +53,10 @@ void RegCache::unlinkLocked(RegEntry* e) {
   bytes_ -= e->end - e->start;
   if (e->link.linked()) lru_.remove(e);
   e->dead = true;
-  if (e->refs == 0) dead_.pushBack(e);
+  if (e->refs == 0) {
+    dead_.pushBack(e);
+    haveDead_.store(true, std::memory_order_release);
+  }
 }
 
 void RegCache::evictLocked() {
@@ -64,11 +67,13 @@ void RegCache::evictLocked() {
 }
 
 void RegCache::purge() {
+  if (!haveDead_.load(std::memory_order_acquire)) return;
   for (;;) {
     RegEntry* e;
     {
       std::lock_guard<std::mutex> g(mu_);
       e = dead_.popFront();
+      if (dead_.empty()) haveDead_.store(false, std::memory_order_relaxed);
     }
     if (!e) return;
     release(e);

@@ -29,6 +29,7 @@
 // registers and every put deregisters: the uncached baseline.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -95,6 +96,10 @@ class RegCache {
   size_t maxLen_ = 0;                           // longest entry ever cached (invalidate's window)
   core::List<RegEntry, &RegEntry::link> lru_;  // unreferenced cached entries, oldest first
   core::List<RegEntry, &RegEntry::link> dead_; // unlinked and unreferenced: to deregister
+  // dead_ is non-empty (set under mu_, read without it): purge() from every progress() call
+  // takes no lock while there is nothing to purge. A stale false only delays the purge to the
+  // next call.
+  std::atomic<bool> haveDead_{false};
   RegCacheStats stats_;
 };
 

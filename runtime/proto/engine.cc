@@ -155,9 +155,10 @@ Status Engine::startTransports() {
   const int localRanks = static_cast<int>(job_.localPeers.size());
   core::configureWaiting(localRanks, usableCores(localRanks));
   core::addPoller(&Engine::poll, this);
-  // With one transport besides self and an event fd (TCP alone), an idle wait sleeps in the
-  // kernel until data arrives: on a busy machine the woken rank runs at once, where a
-  // yielding spinner waits for its turn. Transports that must be polled (shm) keep spinning.
+  // With one transport besides self and an event fd (TCP alone; verbs alone, on its completion
+  // channel), an idle wait sleeps in the kernel until data arrives: on a busy machine the woken
+  // rank runs at once, where a yielding spinner waits for its turn. Transports that must be
+  // polled (shm) keep spinning.
   if (transports_.size() == 2 && (transports_[1]->caps().flags & transport::kEventFd)) {
     idleFd_ = transports_[1]->eventFd();
     if (idleFd_ >= 0) core::setIdleWait(&Engine::idleWait, this);
@@ -348,12 +349,12 @@ int Engine::poll(void* arg) {
   return events;
 }
 
-bool Engine::idleWait(void* arg, int ms) {
+int Engine::idleWait(void* arg, int ms) {
   Engine* e = static_cast<Engine*>(arg);
-  if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) return false;
+  if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) return 0;
+  if (!e->transports_[1]->armEventFd()) return 0;  // work came in while arming: no sleep
   pollfd p{e->idleFd_, POLLIN, 0};
-  (void)::poll(&p, 1, ms);
-  return true;
+  return ::poll(&p, 1, ms) > 0 ? 2 : 1;
 }
 
 // ---- failures -------------------------------------------------------------------------------
@@ -444,6 +445,12 @@ void Engine::printStats() {
   }
   const uint32_t myNode = job_.nodeOf.empty() ? 0 : job_.nodeOf[job_.rank];
   fprintf(stderr, "[rrt %d] stats: node %u sent %s\n", job_.rank, myNode, line.c_str());
+  const core::WaitCounters& w = core::waitCounters();
+  fprintf(stderr, "[rrt %d] stats: waits: %llu kernel sleeps (%llu woken by events) on %s, "
+          "%llu yields, %llu naps\n", job_.rank, static_cast<unsigned long long>(w.kernelSleeps),
+          static_cast<unsigned long long>(w.woken),
+          idleFd_ >= 0 ? transports_[1]->name() : "no event fd",
+          static_cast<unsigned long long>(w.yields), static_cast<unsigned long long>(w.naps));
   for (size_t w = 0; w < peers_.size(); ++w) {
     const Peer& p = peers_[w];
     if (!p.tx || p.msgsSent == 0) continue;

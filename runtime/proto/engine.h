@@ -161,7 +161,7 @@ class Engine {
   static void onPutDone(transport::Completion* c, Status s);
 
   static int poll(void* arg);
-  static bool idleWait(void* arg, int ms);
+  static int idleWait(void* arg, int ms);
   int flushPending();
 
   Status startTransports();

@@ -148,6 +148,10 @@ class Transport {
   virtual int progress() = 0;
   // With kEventFd: an fd to sleep on (readable when progress() has work), else -1.
   virtual int eventFd() const { return -1; }
+  // With kEventFd: called right before the caller sleeps on eventFd() (an edge-triggered fd,
+  // such as a verbs completion channel, is armed here). False when work came in meanwhile:
+  // the caller must not sleep, but call progress() again.
+  virtual bool armEventFd() { return true; }
   // True when nothing accepted by amSend/put still waits inside the transport to be written
   // (finalize keeps progressing until it is, so queued messages are not lost).
   virtual bool flushed() const { return true; }

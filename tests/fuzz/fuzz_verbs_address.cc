@@ -1,13 +1,16 @@
 // Fuzz target: the verbs transport's parser of a peer's address blob
-// (runtime/transport/verbs/address.h: LID, GID, MTU, then one QPN/PSN slot per world rank),
+// (runtime/transport/verbs/address.h: LID, GID, MTU, the eager class table, then one QPN/PSN
+// slot per world rank and class),
 // reached through the public interface as a peer's bytes reach it: connect(peer, blob).
 // Runs over the software RDMA device (tests/softrdma; fuzz_replay.sh and run_fuzzers.sh put it
 // on LD_LIBRARY_PATH). One transport, rank 0 of a job of two with rank 1 on another node, is
 // made once and brought up by start() with a well-formed blob for rank 1 (its slot for rank 0
 // names our own QP: a loopback RC connection the device accepts), so rank 1 is reachable;
 // every input is then offered to connect(1, ...), which must accept only a blob that is
-// exactly as long as its count says, of this job's size, with a known version, a valid MTU and
-// a QP for us, and must refuse ranks it does not serve whatever the blob.
+// exactly as long as its count says, of this job's size, with a known version, a valid MTU, a
+// class table like ours (as many classes, ascending, each a multiple of 64 bytes, at least 2
+// credits, the largest no smaller than ours) and a QP for us in every class, and must refuse
+// ranks it does not serve whatever the blob.
 //
 // The parser dispatches on the header's version; a new blob version adds its seeds to
 // make_seeds.py (fuzz_verbs_address) and its acceptance rule to acceptable() below.
@@ -32,6 +35,7 @@ namespace {
 
 constexpr int kSize = 2;
 std::vector<uint8_t> gPeerBlob;  // rank 1's blob as start() looks it up
+ClassTable gClasses;             // our own eager classes
 
 void ignoreAm(void*, int, transport::AmId, const void*, size_t) {}
 
@@ -60,11 +64,15 @@ transport::Transport* verbsTransport() {
               "(tests/softrdma/lib) on LD_LIBRARY_PATH?\n", statusName(st));
       abort();
     }
-    // Rank 1's blob: ours, with its slot for rank 0 naming our QP for rank 1.
+    // Rank 1's blob: ours, with its slots for rank 0 naming our QPs for rank 1.
     RRT_FUZZ_CHECK(t->address(&gPeerBlob) == Status::Ok);
-    RRT_FUZZ_CHECK(gPeerBlob.size() == sizeof(AddressHeader) + kSize * sizeof(QpSlot));
-    memcpy(gPeerBlob.data() + sizeof(AddressHeader),
-           gPeerBlob.data() + sizeof(AddressHeader) + sizeof(QpSlot), sizeof(QpSlot));
+    ClassTable ct;
+    memcpy(&ct, gPeerBlob.data() + sizeof(AddressHeader), sizeof ct);
+    gClasses = ct;
+    const size_t head = sizeof(AddressHeader) + sizeof(ClassTable);
+    RRT_FUZZ_CHECK(gPeerBlob.size() == head + kSize * ct.n * sizeof(QpSlot));
+    memcpy(gPeerBlob.data() + head, gPeerBlob.data() + head + ct.n * sizeof(QpSlot),
+           ct.n * sizeof(QpSlot));
     RRT_FUZZ_CHECK(t->start() == Status::Ok);
     RRT_FUZZ_CHECK(t->reachable(1));
     RRT_FUZZ_CHECK(t->connect(1, gPeerBlob.data(), gPeerBlob.size()) == Status::Ok);
@@ -73,17 +81,31 @@ transport::Transport* verbsTransport() {
   return tx.get();
 }
 
-// What connect() must accept, and nothing else: the version-1 layout, complete, for this job, with our QP.
+// What connect() must accept, and nothing else: the version-3 pmix layout, complete, for this
+// job, with classes like ours and our QP in each.
 bool acceptable(const uint8_t* data, size_t size) {
   AddressHeader h;
-  if (size < sizeof h) return false;
+  ClassTable t;
+  if (size < sizeof h + sizeof t) return false;
   memcpy(&h, data, sizeof h);
-  if (h.magic != kAddrMagic || h.version != kAddrVersion || h.count != kSize ||
-      size != sizeof h + kSize * sizeof(QpSlot) || h.mtu < IBV_MTU_256 || h.mtu > IBV_MTU_4096)
+  memcpy(&t, data + sizeof h, sizeof t);
+  if (h.magic != kAddrMagic || h.version != kAddrVersion || h.hasGid > 1 ||
+      h.mtu < IBV_MTU_256 || h.mtu > IBV_MTU_4096 || h.cm != 0 || t.n != gClasses.n)
     return false;
-  QpSlot s;
-  memcpy(&s, data + sizeof h, sizeof s);  // the slot for rank 0
-  return s.qpn != 0;
+  for (int c = 0; c < t.n; ++c)
+    if (t.cls[c].bufBytes < 64 || t.cls[c].bufBytes % 64 || t.cls[c].credits < 2 ||
+        (c > 0 && t.cls[c].bufBytes <= t.cls[c - 1].bufBytes))
+      return false;
+  if (t.cls[t.n - 1].bufBytes < gClasses.cls[t.n - 1].bufBytes) return false;
+  if (h.count != static_cast<uint32_t>(kSize) * t.n ||
+      size != sizeof h + sizeof t + h.count * sizeof(QpSlot))
+    return false;
+  for (int c = 0; c < t.n; ++c) {  // the slots for rank 0
+    QpSlot s;
+    memcpy(&s, data + sizeof h + sizeof t + c * sizeof s, sizeof s);
+    if (s.qpn == 0 || s.qpn > 0xffffff) return false;
+  }
+  return true;
 }
 
 }  // namespace

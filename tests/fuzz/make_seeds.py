@@ -190,3 +190,25 @@ write('fuzz_verbs_address', 'v1-bad-mtu', verbs_addr([(0x11, 1), (0, 0)], mtu=6)
 write('fuzz_verbs_address', 'v1-wrong-count', verbs_addr([(0x11, 1), (0, 0)], count=3))
 write('fuzz_verbs_address', 'v1-truncated', verbs_addr([(0x11, 1), (0, 0)])[:40])
 write('fuzz_verbs_address', 'v2-unknown', verbs_addr([(0x11, 1), (0, 0)], version=2))
+
+
+# Version 3: the class table (count, 3 pad bytes, 4 x (buffer bytes, credits, pad)) after the
+# header; count = ranks x classes slots, rank-major. The fuzzed transport runs with auto
+# classes: 1024 and 8256 bytes.
+def verbs_addr3(slots, classes=((1024, 64), (8256, 16)), n=None, version=3, **kw):
+    table = struct.pack('<B3x', len(classes) if n is None else n)
+    for i in range(4):
+        b, c = classes[i] if i < len(classes) else (0, 0)
+        table += struct.pack('<IHH', b, c, 0)
+    v = verbs_addr(slots, version=version, **kw)
+    return v[:32] + table + v[32:]
+
+
+write('fuzz_verbs_address', 'v3-roce', verbs_addr3([(0x11, 5), (0x12, 6), (0, 0), (0, 0)],
+                                                   gid=ROCE_GID))
+write('fuzz_verbs_address', 'v3-no-qp-class-1', verbs_addr3([(0x11, 5), (0, 0), (0, 0), (0, 0)]))
+write('fuzz_verbs_address', 'v3-one-class', verbs_addr3([(0x11, 5), (0, 0)], classes=((8256, 16),)))
+write('fuzz_verbs_address', 'v3-descending', verbs_addr3([(0x11, 5), (0x12, 6), (0, 0), (0, 0)],
+                                                         classes=((8256, 16), (1024, 64))))
+write('fuzz_verbs_address', 'v3-small-largest', verbs_addr3([(0x11, 5), (0x12, 6), (0, 0), (0, 0)],
+                                                            classes=((256, 64), (4096, 16))))

@@ -34,11 +34,12 @@ std::mutex gLifecycle;
 Engine* gEngine = nullptr;
 
 socklen_t addressOf(pid_t pid, sockaddr_un* address) {
+  static const unsigned uid = static_cast<unsigned>(getuid());  // not a system call per packet
   std::memset(address, 0, sizeof *address);
   address->sun_family = AF_UNIX;
   // Abstract namespace: nothing to unlink, vanishes with the process.
   int n = std::snprintf(address->sun_path + 1, sizeof address->sun_path - 1, "softrdma-%u-%d",
-                        static_cast<unsigned>(getuid()), static_cast<int>(pid));
+                        uid, static_cast<int>(pid));
   return static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + n);
 }
 

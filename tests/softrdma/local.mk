@@ -61,7 +61,8 @@ TESTS += \
 	tests/softrdma/rc_pingpong_test.sh \
 	tests/softrdma/verbs_tools_test.sh \
 	tests/softrdma/verbs_p2p.sh \
-	tests/softrdma/verbs_coll.sh
+	tests/softrdma/verbs_coll.sh \
+	tests/softrdma/verbs_wait.sh
 
 CLEANFILES += $(SOFTRDMA_LIB) $(SOFTRDMA_OBJECTS)
 
@@ -79,6 +80,7 @@ EXTRA_DIST += $(SOFTRDMA_CXX_FILES) $(SOFTRDMA_H_FILES) \
 	tests/softrdma/verbs_tools_test.sh \
 	tests/softrdma/verbs_p2p.sh \
 	tests/softrdma/verbs_coll.sh \
+	tests/softrdma/verbs_wait.sh \
 	tests/mp/testlist.verbs \
 	tests/coll/testlist.verbs \
 	tests/softrdma/README.md

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <atomic>
 #include <cerrno>
 #include <vector>
 
@@ -12,6 +13,8 @@
 
 namespace rrt::tests::softrdma {
 namespace {
+
+std::atomic<unsigned long long> gRnrNaksSent{0};
 
 bool fillRecvWqe(const ibv_recv_wr* wr, uint32_t maxSge, RecvWqe* out) {
   if (wr->num_sge < 0 || static_cast<uint32_t>(wr->num_sge) > maxSge) return false;
@@ -236,6 +239,7 @@ void responderHandleRequest(Engine& engine, const PacketHeader& h, const WireSge
   if (result == Syndrome::kNoQp) return;  // the requester is gone: nothing to answer
   if (result == Syndrome::kRnrNak && !uc) {
     reply(engine, h, result, h.psn, qp.attr.min_rnr_timer);
+    gRnrNaksSent.fetch_add(1, std::memory_order_relaxed);
     qp.rnrNakPending_ = true;
     return;
   }
@@ -249,3 +253,7 @@ void responderHandleRequest(Engine& engine, const PacketHeader& h, const WireSge
 }
 
 }  // namespace rrt::tests::softrdma
+
+extern "C" unsigned long long softrdma_rnr_naks_sent(void) {
+  return rrt::tests::softrdma::gRnrNaksSent.load(std::memory_order_relaxed);
+}

@@ -16,3 +16,8 @@ int responderPostSrqRecv(Srq& srq, ibv_recv_wr* wr, ibv_recv_wr** badWr);
 void responderHandleRequest(Engine& engine, const PacketHeader& request, const WireSge* sges);
 
 }  // namespace rrt::tests::softrdma
+
+// Not a verbs call (version SOFTRDMA_PRIVATE): how many RNR NAKs this process's responder has
+// sent since it opened the device, for tests that must show no SEND met an empty receive queue
+// (rrt's credits: "never an RNR retry storm"). A test finds it with dlsym(RTLD_DEFAULT, ...).
+extern "C" unsigned long long softrdma_rnr_naks_sent(void);

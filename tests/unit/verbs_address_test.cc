@@ -1,5 +1,5 @@
-// The verbs transport's wire formats, parsed without a device: the address blob (version 2:
-// PMIx-exchanged QP slots or an rdma_cm endpoint), the rdma_cm handshake's private data, the
+// The verbs transport's wire formats, parsed without a device: the address blob (version 3:
+// eager classes, then PMIx-exchanged QP slots per rank and class or an rdma_cm endpoint), the rdma_cm handshake's private data, the
 // endpoint a RoCE GID gives and the job hash. Malformed input of every kind must be refused with
 // a Status (never read out of bounds: the ASan build runs this too).
 #include <gtest/gtest.h>
@@ -26,12 +26,33 @@ AddressHeader header() {
   return h;
 }
 
+EagerClasses twoClasses() {
+  EagerClasses c;
+  c.n = 2;
+  c.bufBytes[0] = 1024;
+  c.bufBytes[1] = 8256;
+  c.credits[0] = 64;
+  c.credits[1] = 16;
+  return c;
+}
+
+EagerClasses oneClass() {
+  EagerClasses c;
+  c.n = 1;
+  c.bufBytes[0] = 8256;
+  c.credits[0] = 32;
+  return c;
+}
+
+// Rank w's QP of class c: QPN 0x100 + 16 w + c, PSN 0xabc000 + 16 w + c.
 std::vector<uint8_t> pmixBlob(int world) {
   std::vector<QpSlot> slots;
   for (int w = 0; w < world; ++w)
-    slots.push_back(QpSlot{static_cast<uint32_t>(0x100 + w), static_cast<uint32_t>(0xabc000 + w)});
+    for (int c = 0; c < 2; ++c)
+      slots.push_back(QpSlot{static_cast<uint32_t>(0x100 + 16 * w + c),
+                             static_cast<uint32_t>(0xabc000 + 16 * w + c)});
   std::vector<uint8_t> b;
-  packAddress(header(), slots, nullptr, &b);
+  packAddress(header(), twoClasses(), slots, nullptr, &b);
   return b;
 }
 
@@ -45,18 +66,26 @@ CmEndpoint v4(const char* ip, uint16_t port) {
 
 std::vector<uint8_t> cmBlob(const CmEndpoint& ep) {
   std::vector<uint8_t> b;
-  packAddress(header(), {}, &ep, &b);
+  packAddress(header(), oneClass(), {}, &ep, &b);
   return b;
 }
 
 TEST(VerbsAddress, PmixBlobRoundTrip) {
   const std::vector<uint8_t> b = pmixBlob(4);
-  ASSERT_EQ(b.size(), sizeof(AddressHeader) + 4 * sizeof(QpSlot));
+  ASSERT_EQ(b.size(), sizeof(AddressHeader) + sizeof(ClassTable) + 8 * sizeof(QpSlot));
   PeerAddress a;
   ASSERT_EQ(parseAddress(b.data(), b.size(), 4, 2, &a), Status::Ok);
   EXPECT_EQ(a.cm, CmKind::Pmix);
-  EXPECT_EQ(a.qp.qpn, 0x102u);
-  EXPECT_EQ(a.qp.psn, 0xabc002u);
+  EXPECT_EQ(a.qp.qpn, 0x120u);
+  EXPECT_EQ(a.qp.psn, 0xabc020u);
+  EXPECT_EQ(a.qpn[0], 0x120u);
+  EXPECT_EQ(a.qpn[1], 0x121u);
+  EXPECT_EQ(a.psn[1], 0xabc021u);
+  ASSERT_EQ(a.classes.n, 2);
+  EXPECT_EQ(a.classes.bufBytes[0], 1024u);
+  EXPECT_EQ(a.classes.bufBytes[1], 8256u);
+  EXPECT_EQ(a.classes.credits[0], 64u);
+  EXPECT_EQ(a.classes.credits[1], 16u);
   EXPECT_EQ(a.qp.lid, 0x1234);
   EXPECT_TRUE(a.qp.hasGid);
   EXPECT_EQ(a.qp.gid[15], 16);
@@ -66,10 +95,12 @@ TEST(VerbsAddress, PmixBlobRoundTrip) {
 
 TEST(VerbsAddress, RdmacmBlobRoundTrip) {
   const std::vector<uint8_t> b = cmBlob(v4("10.11.12.1", 40001));
-  ASSERT_EQ(b.size(), sizeof(AddressHeader) + sizeof(CmEndpoint));
+  ASSERT_EQ(b.size(), sizeof(AddressHeader) + sizeof(ClassTable) + sizeof(CmEndpoint));
   PeerAddress a;
   ASSERT_EQ(parseAddress(b.data(), b.size(), 8, 5, &a), Status::Ok);
   EXPECT_EQ(a.cm, CmKind::Rdmacm);
+  ASSERT_EQ(a.classes.n, 1);
+  EXPECT_EQ(a.classes.bufBytes[0], 8256u);
   EXPECT_EQ(endpointString(a.ep), "10.11.12.1:40001");
 
   CmEndpoint six{};
@@ -95,24 +126,37 @@ TEST(VerbsAddress, MalformedBlobsAreRefused) {
     memcpy(b.data() + off, v, n);
     return b;
   };
-  const uint32_t badMagic = 0x12345678, zero32 = 0, bigQpn = 0x1000000, five = 5;
-  const uint16_t v1 = 1;
+  const uint32_t badMagic = 0x12345678, zero32 = 0, bigQpn = 0x1000000, five = 5, buf1000 = 1000,
+                 buf32 = 32, buf512 = 512;
+  const uint16_t v1 = 1, v2 = 2;
+  const uint8_t n0 = 0, n2 = 2, n5 = 5;
+  const size_t T = sizeof(AddressHeader), C0 = T + offsetof(ClassTable, cls),
+               C1 = C0 + sizeof(ClassInfo);
   const uint8_t mtu0 = 0, mtu6 = 6, gid2 = 2, cm7 = 7, fam5 = 5, junk = 9;
   const uint16_t port0 = 0;
-  const size_t H = sizeof(AddressHeader);
+  const size_t H = sizeof(AddressHeader) + sizeof(ClassTable);
   struct Case {
     const char* what;
     std::vector<uint8_t> blob;
   } cases[] = {
       {"magic", mutated(good, offsetof(AddressHeader, magic), &badMagic, 4)},
       {"version 1", mutated(good, offsetof(AddressHeader, version), &v1, 2)},
+      {"version 2", mutated(good, offsetof(AddressHeader, version), &v2, 2)},
+      {"no classes", mutated(good, T, &n0, 1)},
+      {"5 classes", mutated(good, T, &n5, 1)},
+      {"class not a multiple of 64", mutated(good, C0, &buf1000, 4)},
+      {"class below 64 bytes", mutated(good, C0, &buf32, 4)},
+      {"classes not ascending", mutated(good, C1, &buf512, 4)},
+      {"a class with 1 credit", mutated(good, C1 + offsetof(ClassInfo, credits), &v1, 2)},
+      {"rdmacm with 2 classes", mutated(goodCm, T, &n2, 1)},
+      {"no QP for this rank's class 1", mutated(good, H + sizeof(QpSlot) * 3, &zero32, 4)},
       {"mtu 0", mutated(good, offsetof(AddressHeader, mtu), &mtu0, 1)},
       {"mtu 6", mutated(good, offsetof(AddressHeader, mtu), &mtu6, 1)},
       {"hasGid 2", mutated(good, offsetof(AddressHeader, hasGid), &gid2, 1)},
       {"unknown cm", mutated(good, offsetof(AddressHeader, cm), &cm7, 1)},
       {"count not the world", mutated(good, offsetof(AddressHeader, count), &five, 4)},
-      {"no QP for this rank", mutated(good, H + sizeof(QpSlot) * 1, &zero32, 4)},
-      {"QPN beyond 24 bits", mutated(good, H + sizeof(QpSlot) * 1, &bigQpn, 4)},
+      {"no QP for this rank", mutated(good, H + sizeof(QpSlot) * 2, &zero32, 4)},
+      {"QPN beyond 24 bits", mutated(good, H + sizeof(QpSlot) * 2, &bigQpn, 4)},
       {"rdmacm with a count", mutated(goodCm, offsetof(AddressHeader, count), &five, 4)},
       {"rdmacm read as pmix", mutated(goodCm, offsetof(AddressHeader, cm), &mtu0, 1)},
       {"pmix read as rdmacm", mutated(good, offsetof(AddressHeader, cm), &v1, 1)},

@@ -8,6 +8,8 @@
 // Each test forks two ranks; a child reports failure through its exit status (printing why).
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -162,7 +164,7 @@ TEST(VerbsTransport, CapsAndActiveMessagesOfEverySize) {
     CHILD_CHECK((c.flags & (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg)) ==
                     (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg),
                 "caps flags %x", c.flags);
-    CHILD_CHECK(!(c.flags & kEventFd) && t.eventFd() < 0, "event fd claimed");
+    CHILD_CHECK((c.flags & kEventFd) && t.eventFd() >= 0, "no completion channel fd");
     CHILD_CHECK(c.maxAm >= 1024 && c.eagerDefault <= c.maxAm && c.maxZcopy >= 4096, "limits");
     const size_t sizes[] = {0, 1, 8, 100, 250, 1000, 4000, c.maxAm - 16};
     const int n = sizeof sizes / sizeof sizes[0];
@@ -195,16 +197,27 @@ TEST(VerbsTransport, CapsAndActiveMessagesOfEverySize) {
   });
 }
 
+// The responder's RNR NAK count of the software device (0 when not running on it: the caller
+// checks it is).
+unsigned long long rnrNaksSent(bool* have) {
+  using Fn = unsigned long long (*)();
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "softrdma_rnr_naks_sent"));
+  *have = fn != nullptr;
+  return fn ? fn() : 0;
+}
+
 TEST(VerbsTransport, CreditsRunOutAndComeBack) {
-  // 2 credits: the third send to a peer that does not poll must wait; once it polls, credits
-  // return (explicitly: rank 1 sends nothing) and every message arrives, in order.
+  // 2 credits per class (auto classes: 1K and 8K+64): two small sends, then two more that
+  // spill into the large class, then the fifth to a peer that does not poll must wait; once it
+  // polls, credits return (explicitly: rank 1 sends nothing) and every message arrives, in
+  // order, though they travelled on two QPs. No SEND ever met an empty SRQ (no RNR NAK).
   runPair({{"RRT_IB_CREDITS", "2"}}, [](Rank& me, Transport& t) {
     const int total = 200;
     if (me.rank == 0) {
       int sent = 0, noResource = 0;
-      while (sent < 2) CHILD_CHECK(t.amSend(1, 7, &sent, sizeof sent, nullptr, 0) == Status::Ok && ++sent, "send");
+      while (sent < 4) CHILD_CHECK(t.amSend(1, 7, &sent, sizeof sent, nullptr, 0) == Status::Ok && ++sent, "send");
       CHILD_CHECK(t.amSend(1, 7, &sent, sizeof sent, nullptr, 0) == Status::NoResource,
-                  "a third send went out with 2 credits");
+                  "a fifth send went out with 2 credits in each of 2 classes");
       barrier(2);  // rank 1 starts polling
       while (sent < total) {
         Status st = t.amSend(1, 7, &sent, sizeof sent, nullptr, 0);
@@ -223,8 +236,148 @@ TEST(VerbsTransport, CreditsRunOutAndComeBack) {
       }
       CHILD_CHECK(t.amSend(0, 8, nullptr, 0, nullptr, 0) == Status::Ok, "done message");
       for (int i = 0; i < 1000; ++i) t.progress();
+      bool have = false;
+      const unsigned long long naks = rnrNaksSent(&have);
+      CHILD_CHECK(have, "not on the software RDMA device");
+      CHILD_CHECK(naks == 0, "%llu RNR NAKs: a SEND met an empty SRQ", naks);
     }
   });
+}
+
+// Three classes (256, 2K, 8K+64 bytes), 2 credits each, a receiver that does not poll: the
+// messages that fill each class exactly, and one byte more, go where the selection says, a
+// message spills into a larger class only when its own is out of credits, and every class
+// that fits being empty means NoResource. Then all arrive intact and in sending order (they
+// came on three QPs), and no SEND met an empty SRQ.
+TEST(VerbsTransport, EagerClassBoundariesAndSpill) {
+  runPair({{"RRT_IB_EAGER_CLASSES", "256,2K,8256"}, {"RRT_IB_CREDITS", "2"}},
+          [](Rank& me, Transport& t) {
+    const size_t H = 8 + 16;  // transport header + our 16-byte AM header
+    CHILD_CHECK(t.caps().maxAm == 8256 - 8, "maxAm %zu", t.caps().maxAm);
+    CHILD_CHECK(t.describe().find("eager_classes=[") != std::string::npos &&
+                    t.describe().find("x 256B credits=2") != std::string::npos &&
+                    t.describe().find("bounce_memory=") != std::string::npos,
+                "describe: %s", t.describe().c_str());
+    // (bytes on the wire: 8 + 16 + payload, at least 24; expected to go out now)
+    const struct { size_t total; bool ok; } plan[] = {
+        {256, true},    // class 0
+        {256, true},    // class 0, now out of credits
+        {8, true},      // spills into class 1
+        {2049, true},   // class 2
+        {2049, true},   // class 2, now out
+        {2049, false},  // class 2 empty, nothing larger
+        {2048, true},   // class 1, now out
+        {257, false},   // classes 1 and 2 empty
+        {8, false},     // every class empty
+        {8256, false},  // the largest message: class 2 empty
+    };
+    const int n = sizeof plan / sizeof plan[0];
+    std::vector<int> sentIdx;
+    if (me.rank == 0) {
+      for (int i = 0; i < n; ++i) {
+        const size_t payload = plan[i].total >= H ? plan[i].total - H : 0;
+        auto p = pattern(payload, i);
+        uint8_t hdr[16];
+        memset(hdr, i, sizeof hdr);
+        Status st = t.amSend(1, static_cast<AmId>(20 + i), hdr, sizeof hdr, p.data(), p.size());
+        CHILD_CHECK(st == (plan[i].ok ? Status::Ok : Status::NoResource),
+                    "step %d (%zu bytes): %s", i, plan[i].total, statusName(st));
+      }
+      CHILD_CHECK(t.amSend(1, 5, nullptr, 0, nullptr, t.caps().maxAm + 1) == Status::ErrArg,
+                  "oversized AM accepted");
+      barrier(2);  // rank 1 polls now
+      // The refused ones go out once credits come back; then the largest possible one.
+      for (int i = 0; i < n; ++i) {
+        if (plan[i].ok) continue;
+        const size_t payload = plan[i].total >= H ? plan[i].total - H : 0;
+        auto p = pattern(payload, i);
+        uint8_t hdr[16];
+        memset(hdr, i, sizeof hdr);
+        Status st;
+        while ((st = t.amSend(1, static_cast<AmId>(20 + i), hdr, sizeof hdr, p.data(),
+                              p.size())) == Status::NoResource)
+          t.progress();
+        CHILD_CHECK(st == Status::Ok, "resend %d: %s", i, statusName(st));
+      }
+      progressUntil(t, [&] { return me.got.size() == 1; });
+    } else {
+      barrier(2);
+      progressUntil(t, [&] { return me.got.size() == static_cast<size_t>(n); });
+      int k = 0;
+      for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < n; ++i, ++k) {
+          if (plan[i].ok != (pass == 0)) { --k; continue; }
+          CHILD_CHECK(me.ids[k] == 20 + i, "message %d is id %d, want %d: out of order", k,
+                      me.ids[k], 20 + i);
+          const size_t payload = plan[i].total >= H ? plan[i].total - H : 0;
+          auto p = pattern(payload, i);
+          CHILD_CHECK(me.got[k].size() == 16 + payload, "message %d: %zu bytes", k, me.got[k].size());
+          CHILD_CHECK(p.empty() || memcmp(me.got[k].data() + 16, p.data(), p.size()) == 0,
+                      "message %d corrupt", k);
+        }
+      CHILD_CHECK(t.amSend(0, 9, nullptr, 0, nullptr, 0) == Status::Ok, "done");
+      for (int i = 0; i < 1000; ++i) t.progress();
+      bool have = false;
+      const unsigned long long naks = rnrNaksSent(&have);
+      CHILD_CHECK(have && naks == 0, "RNR NAKs: %llu (device found: %d)", naks, have);
+    }
+  });
+}
+
+// The completion channel: armed with nothing pending, the fd stays quiet; a SEND from the peer
+// makes it readable; progress() delivers the message and reads the event, so the fd is quiet
+// again; with a message already in the CQ, arming says "do not sleep". RRT_IB_COMP_CHANNEL=off:
+// no event fd.
+TEST(VerbsTransport, CompletionChannelWakesASleeper) {
+  runPair({}, [](Rank& me, Transport& t) {
+    const int fd = t.eventFd();
+    CHILD_CHECK(fd >= 0, "no event fd");
+    if (me.rank == 1) {
+      CHILD_CHECK(t.armEventFd(), "armed with nothing pending but told not to sleep");
+      pollfd p{fd, POLLIN, 0};
+      CHILD_CHECK(poll(&p, 1, 0) == 0, "fd readable with nothing sent");
+      barrier(2);  // rank 0 sends now
+      CHILD_CHECK(poll(&p, 1, 30000) == 1, "the SEND did not wake the channel");
+      t.progress();
+      CHILD_CHECK(me.got.size() == 1, "woken, but progress() found %zu messages", me.got.size());
+      p.revents = 0;
+      CHILD_CHECK(poll(&p, 1, 0) == 0, "fd still readable after progress()");
+      barrier(3);  // rank 0 sends again while we do not poll
+      barrier(4);
+      bool sawWork = false;
+      for (long i = 0; i < 100000000 && !sawWork; ++i) sawWork = !t.armEventFd();
+      CHILD_CHECK(sawWork && me.got.size() == 2, "arming never saw the second message");
+      CHILD_CHECK(t.amSend(0, 9, nullptr, 0, nullptr, 0) == Status::Ok, "done");
+      for (int i = 0; i < 1000; ++i) t.progress();
+    } else {
+      barrier(2);
+      CHILD_CHECK(t.amSend(1, 7, "a", 1, nullptr, 0) == Status::Ok, "send 1");
+      for (int i = 0; i < 1000; ++i) t.progress();
+      barrier(3);
+      CHILD_CHECK(t.amSend(1, 7, "b", 1, nullptr, 0) == Status::Ok, "send 2");
+      barrier(4);
+      progressUntil(t, [&] { return me.got.size() == 1; });
+    }
+  });
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    setenv("RRT_IB_COMP_CHANNEL", "off", 1);
+    setenv("RRT_TRANSPORTS", "verbs", 1);
+    config::reload();
+    Context ctx;
+    ctx.rank = 0;
+    ctx.size = 2;
+    ctx.localPeers = {0, 1};
+    ctx.nodeOf = {0, 0};
+    ctx.jobId = "verbs-test";
+    Status st;
+    TransportPtr t = create(ctx, &st);
+    _exit(t && !(t->caps().flags & kEventFd) && t->eventFd() < 0 && !t->armEventFd() ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "RRT_IB_COMP_CHANNEL=off";
 }
 
 struct Done : Completion {

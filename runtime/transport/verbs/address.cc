@@ -8,19 +8,24 @@
 
 namespace rrt::transport::verbs {
 
-void packAddress(AddressHeader h, const std::vector<QpSlot>& slots, const CmEndpoint* ep,
-                 std::vector<uint8_t>* out) {
+void packAddress(AddressHeader h, const EagerClasses& classes, const std::vector<QpSlot>& slots,
+                 const CmEndpoint* ep, std::vector<uint8_t>* out) {
   h.magic = kAddrMagic;
   h.version = kAddrVersion;
   h.cm = static_cast<uint8_t>(ep ? CmKind::Rdmacm : CmKind::Pmix);
   h.count = ep ? 0 : static_cast<uint32_t>(slots.size());
+  ClassTable t{};
+  t.n = static_cast<uint8_t>(classes.n);
+  for (int c = 0; c < classes.n && c < kMaxEagerClasses; ++c)
+    t.cls[c] = ClassInfo{classes.bufBytes[c], static_cast<uint16_t>(classes.credits[c]), 0};
   const size_t tail = ep ? sizeof *ep : sizeof(QpSlot) * slots.size();
-  out->resize(sizeof h + tail);
+  out->resize(sizeof h + sizeof t + tail);
   memcpy(out->data(), &h, sizeof h);
+  memcpy(out->data() + sizeof h, &t, sizeof t);
   if (ep)
-    memcpy(out->data() + sizeof h, ep, sizeof *ep);
+    memcpy(out->data() + sizeof h + sizeof t, ep, sizeof *ep);
   else if (!slots.empty())
-    memcpy(out->data() + sizeof h, slots.data(), tail);
+    memcpy(out->data() + sizeof h + sizeof t, slots.data(), tail);
 }
 
 namespace {
@@ -45,31 +50,49 @@ bool validEndpoint(const CmEndpoint& ep) {
 
 Status parseAddress(const void* blob, size_t len, int worldSize, int myRank, PeerAddress* out) {
   AddressHeader h;
-  if (!blob || len < sizeof h || worldSize < 1 || myRank < 0 || myRank >= worldSize)
+  ClassTable t;
+  if (!blob || len < sizeof h + sizeof t || worldSize < 1 || myRank < 0 || myRank >= worldSize)
     return Status::ErrWireup;
   memcpy(&h, blob, sizeof h);
+  memcpy(&t, static_cast<const uint8_t*>(blob) + sizeof h, sizeof t);
   if (h.magic != kAddrMagic || h.version != kAddrVersion || h.mtu < IBV_MTU_256 ||
       h.mtu > IBV_MTU_4096 || h.hasGid > 1)
     return Status::ErrWireup;
-  const auto* tail = static_cast<const uint8_t*>(blob) + sizeof h;
+  if (t.n < 1 || t.n > kMaxEagerClasses) return Status::ErrWireup;
   PeerAddress a;
+  a.classes.n = t.n;
+  for (int c = 0; c < t.n; ++c) {
+    const ClassInfo& ci = t.cls[c];
+    if (ci.bufBytes < kMinEagerBuf || ci.bufBytes % 64 != 0 || ci.credits < kMinCredits ||
+        (c > 0 && ci.bufBytes <= t.cls[c - 1].bufBytes))
+      return Status::ErrWireup;
+    a.classes.bufBytes[c] = ci.bufBytes;
+    a.classes.credits[c] = ci.credits;
+  }
+  const auto* tail = static_cast<const uint8_t*>(blob) + sizeof h + sizeof t;
+  len -= sizeof t;
   a.linkLayer = h.linkLayer;
   a.qp.lid = h.lid;
   memcpy(a.qp.gid, h.gid, 16);
   a.qp.hasGid = h.hasGid != 0;
   a.qp.mtu = h.mtu;
   if (h.cm == static_cast<uint8_t>(CmKind::Pmix)) {
-    if (h.count != static_cast<uint32_t>(worldSize) ||
+    if (h.count != static_cast<uint32_t>(worldSize) * t.n ||
         len != sizeof h + sizeof(QpSlot) * static_cast<size_t>(h.count))
       return Status::ErrWireup;
-    QpSlot s;
-    memcpy(&s, tail + sizeof s * static_cast<size_t>(myRank), sizeof s);
-    if (s.qpn == 0 || s.qpn > 0xffffff) return Status::ErrWireup;  // no QP for us / not a QPN
+    for (int c = 0; c < t.n; ++c) {
+      QpSlot s;
+      memcpy(&s, tail + sizeof s * (static_cast<size_t>(myRank) * t.n + static_cast<size_t>(c)),
+             sizeof s);
+      if (s.qpn == 0 || s.qpn > 0xffffff) return Status::ErrWireup;  // no QP for us / not a QPN
+      a.qpn[c] = s.qpn;
+      a.psn[c] = s.psn & 0xffffff;
+    }
     a.cm = CmKind::Pmix;
-    a.qp.qpn = s.qpn;
-    a.qp.psn = s.psn & 0xffffff;
+    a.qp.qpn = a.qpn[0];
+    a.qp.psn = a.psn[0];
   } else if (h.cm == static_cast<uint8_t>(CmKind::Rdmacm)) {
-    if (h.count != 0 || len != sizeof h + sizeof(CmEndpoint)) return Status::ErrWireup;
+    if (h.count != 0 || t.n != 1 || len != sizeof h + sizeof(CmEndpoint)) return Status::ErrWireup;
     memcpy(&a.ep, tail, sizeof a.ep);
     if (!validEndpoint(a.ep)) return Status::ErrWireup;
     a.cm = CmKind::Rdmacm;

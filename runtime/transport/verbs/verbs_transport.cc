@@ -23,6 +23,7 @@
 #include "runtime/transport/verbs/address.h"
 #include "runtime/transport/verbs/bounce_pool.h"
 #include "runtime/transport/verbs/device.h"
+#include "runtime/transport/verbs/eager_classes.h"
 #include "runtime/transport/verbs/qp.h"
 #ifdef RRT_HAVE_RDMACM
 #include "runtime/transport/verbs/rdmacm.h"
@@ -33,7 +34,7 @@ namespace {
 
 constexpr int kPollBatch = 32;
 constexpr uint32_t kSignalEvery = 16;         // an inline SEND is signalled at least this often
-constexpr uint64_t kRecvBit = 1ull << 63;     // wr_id of an SRQ receive: kRecvBit | buffer index
+constexpr uint64_t kRecvBit = 1ull << 63;     // SRQ receive wr_id: kRecvBit | class << 32 | buffer
 constexpr uint32_t kCreditSlack = 2;          // SRQ buffers per peer beyond its credits
 constexpr size_t kDefaultEagerBuf = 8192 + 64;
 constexpr size_t kDefaultSendBufs = 256;
@@ -53,19 +54,39 @@ struct TxSlot {
   bool read = false;           // an RDMA READ (counts against maxReads)
 };
 
-struct PeerState {
+// One RC QP to a peer: class c's QP sends into the peer's class-c SRQ and receives into ours.
+// Send work requests complete in order per QP, so each QP has its own ring of slots.
+struct QpState {
   ibv_qp* qp = nullptr;
   uint32_t psn = 0;            // our starting PSN on this QP (published)
-  bool connected = false;
-  bool failed = false;
-  bool creditDue = false;      // in creditDue_
-  uint32_t credits = 0;        // SENDs we may still make into the peer's SRQ
-  uint32_t owed = 0;           // the peer's buffers we re-posted and not yet told it about
   uint32_t sqFree = 0;         // send work requests we may still post
-  uint32_t readsOut = 0;       // RDMA READs in flight
   uint32_t unsignaled = 0;     // unsignalled WRs since the last signalled one
   uint64_t head = 0, tail = 0; // slot counters: posted, retired
   std::vector<TxSlot> slots;   // ring of sendDepth (a power of two)
+};
+
+// A message that arrived ahead of its sequence number (it came on another class's QP than the
+// one before it): its receive buffer is kept until the ones before it are delivered.
+struct Held {
+  int32_t buf = -1;
+  uint8_t cls = 0;
+  uint32_t len = 0;
+};
+
+struct PeerState {
+  QpState q[kMaxEagerClasses];
+  bool connected = false;
+  bool failed = false;
+  bool creditDue = false;      // in creditDue_
+  bool classesKnown = false;   // peerBuf/credits set from the peer's address
+  uint32_t peerBuf[kMaxEagerClasses] = {};  // the peer's receive buffer bytes per class
+  uint32_t credits[kMaxEagerClasses] = {};  // SENDs we may still make into the peer's class SRQ
+  uint32_t maxCredits[kMaxEagerClasses] = {};  // what the peer grants (its address says)
+  uint32_t owed[kMaxEagerClasses] = {};     // its buffers we re-posted, not yet told about
+  uint32_t readsOut = 0;       // RDMA READs in flight (on the last class's QP)
+  uint32_t txSeq = 0, rxSeq = 0;  // active-message sequence: next to send, next to deliver
+  uint32_t heldCount = 0;
+  std::vector<Held> held;      // ring indexed by seq, a power of two >= the credits we grant
 };
 
 size_t roundPow2(size_t v) {
@@ -108,7 +129,7 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
     if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size)) return false;
     const PeerState& p = peers_[static_cast<size_t>(peer)];
     if (cm_ == CmKind::Rdmacm) return serves(peer) && !p.failed;  // connected on first use
-    return p.qp != nullptr && p.connected && !p.failed;
+    return p.q[0].qp != nullptr && p.connected && !p.failed;
   }
   Status connect(int peer, const void* blob, size_t len) override;
 
@@ -129,6 +150,8 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   size_t rkeyPack(const MemHandle* mh, void* out) const override;
 
   int progress() override;
+  int eventFd() const override { return channel_ ? channel_->fd : -1; }
+  bool armEventFd() override;
   void disconnect(int peer) override;
 
  private:
@@ -149,30 +172,42 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
 #endif
   Status rdma(ibv_wr_opcode op, int peer, void* local, size_t len, MemHandle* localMh,
               uint64_t remoteAddr, const void* rkey, size_t rkeyLen, Completion* done);
-  // Posts wr as slot of peer; NoResource / ErrTransport leave nothing posted.
-  Status post(int peer, PeerState& p, ibv_send_wr& wr, const TxSlot& slot);
-  void retireUpTo(PeerState& p, uint32_t idx);
+  // Posts wr as slot of the peer's class-cls QP; NoResource / ErrTransport leave nothing posted.
+  Status post(int peer, int cls, ibv_send_wr& wr, const TxSlot& slot);
+  void retireUpTo(PeerState& p, QpState& q, uint32_t idx);
   void sendCredits(int peer, PeerState& p);
   void onRecv(const ibv_wc& wc);
+  void deliver(int src, PeerState& p, int cls, int32_t buf, uint32_t len);
+  void takeCredits(int src, PeerState& p, int cls, uint32_t n);
+  void setPeerClasses(PeerState& p, const EagerClasses& c);
   int pollSlow();
+  void drainChannel();
   void onAsyncEvent(const ibv_async_event& ev);
   void failPeer(int peer, Status why);
-  void repost(int32_t buf);
+  void repost(int cls, int32_t buf);
+  int rdmaClass() const { return classes_.n - 1; }  // RDMA READ/WRITE go on the last QP
 
   Context ctx_;
   Caps caps_;
   Device dev_;
   QpSettings qs_;
   ibv_cq* cq_ = nullptr;
-  ibv_srq* srq_ = nullptr;
-  BouncePool recvPool_, sendPool_;
+  ibv_comp_channel* channel_ = nullptr;  // RRT_IB_COMP_CHANNEL: what an idle rank sleeps on
+  bool armed_ = false;                   // ibv_req_notify_cq done, its event not yet read
+  EagerClasses classes_;  // ours: receive buffer sizes and the credits we grant each peer
+  ibv_srq* srq_[kMaxEagerClasses] = {};
+  BouncePool recvPool_[kMaxEagerClasses];
+  BouncePool sendPool_;
+  size_t srqDepth_[kMaxEagerClasses] = {};
+  uint32_t creditThreshold_[kMaxEagerClasses] = {};
+  uint32_t heldRing_ = 1;  // Held entries per peer
   std::vector<PeerState> peers_;
   std::unordered_map<uint32_t, int> qpnToPeer_;
   std::vector<int> creditDue_;
   std::unique_ptr<memory::RegCache> regCache_;
   uint32_t maxInline_ = ~0u;  // the smallest any QP granted
-  uint32_t credits_ = 0, creditThreshold_ = 1, maxReads_ = 1;
-  size_t srqDepth_ = 0, cqDepth_ = 0;
+  uint32_t maxReads_ = 1;
+  size_t cqDepth_ = 0;
   uint32_t sendMask_ = 0;
   int served_ = 0;
   bool inProgress_ = false;
@@ -190,9 +225,12 @@ VerbsTransport::~VerbsTransport() {
 #endif
   regCache_.reset();  // deregisters while the PD lives
   for (PeerState& p : peers_)
-    if (p.qp) ibv_destroy_qp(p.qp);
-  if (srq_) ibv_destroy_srq(srq_);
+    for (QpState& q : p.q)
+      if (q.qp) ibv_destroy_qp(q.qp);
+  for (ibv_srq* srq : srq_)
+    if (srq) ibv_destroy_srq(srq);
   if (cq_) ibv_destroy_cq(cq_);
+  if (channel_) ibv_destroy_comp_channel(channel_);
   // The pools' MRs go with their members, before dev_ (declared earlier) frees the PD.
 }
 
@@ -225,28 +263,26 @@ Status VerbsTransport::init() {
 
   const ibv_device_attr& da = dev_.devAttr;
   const size_t eagerBuf = std::max<size_t>(
-      64, config::sizeOr(config::Tunable::IbEagerBuf, kDefaultEagerBuf));
-  credits_ = static_cast<uint32_t>(std::max<uint64_t>(2, config::sizeOr(config::Tunable::IbCredits, 32)));
+      kMinEagerBuf, config::sizeOr(config::Tunable::IbEagerBuf, kDefaultEagerBuf));
+  const std::string& classSpec = config::value(config::Tunable::IbEagerClasses);
+  const std::string& creditSpec = config::value(config::Tunable::IbCredits);
+  if (parseEagerClasses(classSpec, creditSpec, eagerBuf, &classes_) != Status::Ok) {
+    RRT_WARN("verbs: RRT_IB_EAGER_CLASSES=%s / RRT_IB_CREDITS=%s: want ascending sizes (at most "
+             "%d, each >= %zu) and one credit count (>= %u) or one per class: using auto",
+             classSpec.c_str(), creditSpec.c_str(), kMaxEagerClasses, kMinEagerBuf, kMinCredits);
+    (void)parseEagerClasses("auto", "auto", eagerBuf, &classes_);
+  }
   const size_t maxSrq = da.max_srq_wr > 0 ? static_cast<size_t>(da.max_srq_wr) : 0;
-  if (maxSrq == 0) {
-    RRT_WARN("verbs: %s has no SRQ support", dev_.name.c_str());
+  if (maxSrq == 0 || da.max_srq < classes_.n) {
+    RRT_WARN("verbs: %s has no SRQ support (or fewer SRQs than %d eager classes)",
+             dev_.name.c_str(), classes_.n);
     return Status::ErrUnsupported;
   }
-  srqDepth_ = config::sizeOr(config::Tunable::IbSrqDepth,
-                             static_cast<uint64_t>(served_) * (credits_ + kCreditSlack));
-  srqDepth_ = std::min(srqDepth_, maxSrq - 1);
-  // Credits never promise more than the SRQ holds, so a peer never meets an empty SRQ (no RNR).
-  const size_t perPeer = srqDepth_ / static_cast<size_t>(served_);
-  if (perPeer < kCreditSlack + 1) {
-    RRT_WARN("verbs: SRQ of %zu buffers too small for %d peers", srqDepth_, served_);
-    return Status::ErrUnsupported;
-  }
-  credits_ = static_cast<uint32_t>(std::min<size_t>(credits_, perPeer - kCreditSlack));
-  creditThreshold_ = std::max<uint32_t>(1, credits_ / 2);
 
   qs_.sendDepth = static_cast<uint32_t>(roundPow2(std::min<uint64_t>(
       config::sizeOr(config::Tunable::IbTxDepth, 256), static_cast<uint64_t>(da.max_qp_wr))));
   if (qs_.sendDepth > static_cast<uint32_t>(da.max_qp_wr)) qs_.sendDepth >>= 1;
+  qs_.sendDepth = std::min<uint32_t>(qs_.sendDepth, 1u << 23);  // slot index: 24 bits of wr_id
   qs_.maxInline = static_cast<uint32_t>(config::sizeOr(config::Tunable::IbInline, 256));
   const uint64_t rdDevice = std::max(1, da.max_qp_init_rd_atom);
   maxReads_ = static_cast<uint32_t>(std::min<uint64_t>(
@@ -259,29 +295,74 @@ Status VerbsTransport::init() {
   qs_.trafficClass = static_cast<uint8_t>(config::sizeOr(config::Tunable::IbTrafficClass, 0));
   sendMask_ = qs_.sendDepth - 1;
 
-  cqDepth_ = srqDepth_ + static_cast<size_t>(served_) * qs_.sendDepth + 64;
+  // rdma_cm connects one QP per peer: with it, one class (the largest). Chosen before the SRQs.
+  RRT_TRY(chooseCm());
+  if (cm_ == CmKind::Rdmacm && classes_.n > 1) {
+    RRT_DEBUG("verbs: rdmacm connects one QP per peer: one eager class of %u bytes",
+              classes_.bufBytes[classes_.n - 1]);
+    classes_.bufBytes[0] = classes_.bufBytes[classes_.n - 1];
+    classes_.credits[0] = classes_.credits[classes_.n - 1];
+    classes_.n = 1;
+  }
+
+  // Per class: credits never promise more than its SRQ holds, so a peer never meets an empty
+  // SRQ (no RNR). Class 0 also takes the credit-only messages (kCreditSlack per peer).
+  uint32_t grant = 0;
+  for (int c = 0; c < classes_.n; ++c) {
+    size_t depth = config::sizeOr(config::Tunable::IbSrqDepth,
+                                  static_cast<uint64_t>(served_) *
+                                      (classes_.credits[c] + kCreditSlack));
+    depth = std::min(depth, maxSrq - 1);
+    const size_t perPeer = depth / static_cast<size_t>(served_);
+    if (perPeer < kCreditSlack + kMinCredits) {
+      RRT_WARN("verbs: SRQ of %zu buffers too small for %d peers", depth, served_);
+      return Status::ErrUnsupported;
+    }
+    srqDepth_[c] = depth;
+    classes_.credits[c] =
+        static_cast<uint32_t>(std::min<size_t>(classes_.credits[c], perPeer - kCreditSlack));
+    creditThreshold_[c] = std::max<uint32_t>(1, classes_.credits[c] / 2);
+    grant += classes_.credits[c];
+  }
+  heldRing_ = static_cast<uint32_t>(roundPow2(grant));
+
+  size_t srqTotal = 0;
+  for (int c = 0; c < classes_.n; ++c) srqTotal += srqDepth_[c];
+  cqDepth_ = srqTotal + static_cast<size_t>(served_) * static_cast<size_t>(classes_.n) *
+                            qs_.sendDepth + 64;
   cqDepth_ = std::min<size_t>(cqDepth_, static_cast<size_t>(da.max_cqe));
-  cq_ = ibv_create_cq(dev_.ctx, static_cast<int>(cqDepth_), nullptr, nullptr, 0);
+  if (config::boolOr(config::Tunable::IbCompChannel, true)) {
+    channel_ = ibv_create_comp_channel(dev_.ctx);
+    const int fl = channel_ ? fcntl(channel_->fd, F_GETFL) : -1;
+    if (fl < 0 || fcntl(channel_->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+      RRT_WARN("verbs: completion channel: %s (idle ranks yield instead)", strerror(errno));
+      if (channel_) ibv_destroy_comp_channel(channel_);
+      channel_ = nullptr;
+    }
+  }
+  cq_ = ibv_create_cq(dev_.ctx, static_cast<int>(cqDepth_), nullptr, channel_, 0);
   if (!cq_) {
     RRT_WARN("verbs: ibv_create_cq(%zu): %s", cqDepth_, strerror(errno));
     return Status::ErrTransport;
   }
-  ibv_srq_init_attr sa{};
-  sa.attr.max_wr = static_cast<uint32_t>(srqDepth_);
-  sa.attr.max_sge = 1;
-  srq_ = ibv_create_srq(dev_.pd, &sa);
-  if (!srq_) {
-    RRT_WARN("verbs: ibv_create_srq(%zu): %s", srqDepth_, strerror(errno));
-    return Status::ErrTransport;
+  for (int c = 0; c < classes_.n; ++c) {
+    ibv_srq_init_attr sa{};
+    sa.attr.max_wr = static_cast<uint32_t>(srqDepth_[c]);
+    sa.attr.max_sge = 1;
+    srq_[c] = ibv_create_srq(dev_.pd, &sa);
+    if (!srq_[c]) {
+      RRT_WARN("verbs: ibv_create_srq(%zu): %s", srqDepth_[c], strerror(errno));
+      return Status::ErrTransport;
+    }
+    RRT_TRY(recvPool_[c].init(dev_.pd, srqDepth_[c], classes_.bufBytes[c]));
+    for (size_t i = 0; i < srqDepth_[c]; ++i) repost(c, recvPool_[c].take());
   }
-  RRT_TRY(recvPool_.init(dev_.pd, srqDepth_, eagerBuf));
-  for (size_t i = 0; i < srqDepth_; ++i) repost(recvPool_.take());
   const size_t sendBufs = config::sizeOr(config::Tunable::IbSendBufs, kDefaultSendBufs);
-  RRT_TRY(sendPool_.init(dev_.pd, std::max<size_t>(1, sendBufs), eagerBuf));
+  RRT_TRY(sendPool_.init(dev_.pd, std::max<size_t>(1, sendBufs),
+                         classes_.bufBytes[classes_.n - 1]));
 
   peers_.resize(static_cast<size_t>(ctx_.size));
   rng_.seed(static_cast<uint32_t>(getpid()) * 2654435761u ^ static_cast<uint32_t>(ctx_.rank));
-  RRT_TRY(chooseCm());
   if (cm_ == CmKind::Pmix)  // every QP now, connected at start(); rdmacm makes them on first use
     for (int w = 0; w < ctx_.size; ++w)
       if (serves(w)) RRT_TRY(newQp(w));
@@ -294,8 +375,9 @@ Status VerbsTransport::init() {
   regCache_ = std::make_unique<memory::RegCache>(this, lim);
 
   const uint64_t maxMsg = dev_.portAttr.max_msg_sz ? dev_.portAttr.max_msg_sz : (1ull << 31);
-  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg;
-  caps_.maxAm = recvPool_.bufBytes() - sizeof(AmHeader);
+  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg |
+                (channel_ ? kEventFd : 0u);
+  caps_.maxAm = classes_.bufBytes[classes_.n - 1] - sizeof(AmHeader);
   caps_.minZcopy = 0;
   caps_.maxZcopy = std::min<uint64_t>(
       maxMsg, config::sizeOr(config::Tunable::IbMaxZcopy, kDefaultMaxZcopy));
@@ -349,19 +431,34 @@ std::string VerbsTransport::cmName() const {
   return "pmix";
 }
 
-// A QP (INIT) for peer w on the CQ and SRQ, with its credits and send slots.
+// The QPs (INIT) for peer w, one per class on the CQ and that class's SRQ, with their send
+// slots; credits come with the peer's address (setPeerClasses).
 Status VerbsTransport::newQp(int w) {
   PeerState& p = peers_[static_cast<size_t>(w)];
-  if (p.qp) return Status::Ok;
-  uint32_t inl = 0;
-  RRT_TRY(createRcQp(dev_, cq_, srq_, qs_, &p.qp, &inl));
-  maxInline_ = std::min(maxInline_, inl);
-  p.psn = rng_() & 0xffffff;
-  p.credits = credits_;
-  p.sqFree = qs_.sendDepth;
-  p.slots.resize(qs_.sendDepth);
-  qpnToPeer_[p.qp->qp_num] = w;
+  if (p.q[0].qp) return Status::Ok;
+  for (int c = 0; c < classes_.n; ++c) {
+    QpState& q = p.q[c];
+    uint32_t inl = 0;
+    RRT_TRY(createRcQp(dev_, cq_, srq_[c], qs_, &q.qp, &inl));
+    maxInline_ = std::min(maxInline_, inl);
+    q.psn = rng_() & 0xffffff;
+    q.sqFree = qs_.sendDepth;
+    q.slots.resize(qs_.sendDepth);
+    qpnToPeer_[q.qp->qp_num] = w;
+  }
+  p.held.assign(heldRing_, Held{});
   return Status::Ok;
+}
+
+// The peer's receive classes: the buffer sizes we choose from and the credits it grants us.
+void VerbsTransport::setPeerClasses(PeerState& p, const EagerClasses& c) {
+  if (p.classesKnown) return;
+  p.classesKnown = true;
+  for (int i = 0; i < classes_.n; ++i) {
+    p.peerBuf[i] = c.bufBytes[i];
+    p.credits[i] = c.credits[i];
+    p.maxCredits[i] = c.credits[i];
+  }
 }
 
 #ifdef RRT_HAVE_RDMACM
@@ -370,24 +467,37 @@ Status VerbsTransport::cmQp(int peer, ibv_qp** qp) {
     return Status::ErrRank;
   if (peers_[static_cast<size_t>(peer)].failed) return Status::ErrProcFailed;
   RRT_TRY(newQp(peer));
-  *qp = peers_[static_cast<size_t>(peer)].qp;
+  *qp = peers_[static_cast<size_t>(peer)].q[0].qp;
   return Status::Ok;
 }
 
 void VerbsTransport::cmEstablished(int peer) {
   PeerState& p = peers_[static_cast<size_t>(peer)];
-  if (!p.failed && p.qp) p.connected = true;  // the engine retries its queued sends from progress
+  if (!p.failed && p.q[0].qp) p.connected = true;  // the engine retries its queued sends from progress
 }
 #endif
 
 std::string VerbsTransport::describe() const {
-  char buf[512];
+  // Eager classes: "srq=<buffers> x <bytes>B credits=<per peer>" each, and the registered
+  // bounce memory they take (receive pools + the send pool).
+  std::string cls;
+  size_t bounce = sendPool_.count() * sendPool_.bufBytes();
+  for (int c = 0; c < classes_.n; ++c) {
+    char one[96];
+    snprintf(one, sizeof one, "%s%zu x %uB credits=%u", c ? ", " : "", srqDepth_[c],
+             classes_.bufBytes[c], classes_.credits[c]);
+    cls += one;
+    bounce += srqDepth_[c] * classes_.bufBytes[c];
+  }
+  char buf[768];
   snprintf(buf, sizeof buf,
-           "device=%s port=%u link=%s lid=%u gid_index=%d mtu=%s qps=%d srq=%zu x %zuB "
-           "credits=%u send_bufs=%zu tx_depth=%u inline=%s max_rd=%u cq=%zu reg_cache=%s cm=%s",
+           "device=%s port=%u link=%s lid=%u gid_index=%d mtu=%s peers=%d qps=%d eager_classes=[%s] "
+           "send_bufs=%zu x %zuB bounce_memory=%.1fKiB tx_depth=%u inline=%s max_rd=%u cq=%zu "
+           "reg_cache=%s cm=%s",
            dev_.name.c_str(), dev_.port, dev_.roce ? "ethernet(RoCE)" : "infiniband",
            dev_.portAttr.lid, dev_.gidIndex, mtuName(dev_.portAttr.active_mtu), served_,
-           srqDepth_, recvPool_.bufBytes(), credits_, sendPool_.count(), qs_.sendDepth,
+           served_ * classes_.n, cls.c_str(), sendPool_.count(), sendPool_.bufBytes(),
+           static_cast<double>(bounce) / 1024.0, qs_.sendDepth,
            maxInline_ == ~0u ? "(no QP yet)" : std::to_string(maxInline_).c_str(), maxReads_, cqDepth_,
            config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off", cmName().c_str());
   return buf;
@@ -406,16 +516,18 @@ Status VerbsTransport::address(std::vector<uint8_t>* blob) {
   h.linkLayer = dev_.portAttr.link_layer;
 #ifdef RRT_HAVE_RDMACM
   if (cm_ == CmKind::Rdmacm) {
-    packAddress(h, {}, &rdmacm_->endpoint(), blob);
+    packAddress(h, classes_, {}, &rdmacm_->endpoint(), blob);
     return Status::Ok;
   }
 #endif
-  std::vector<QpSlot> slots(static_cast<size_t>(ctx_.size));
+  const size_t n = static_cast<size_t>(classes_.n);
+  std::vector<QpSlot> slots(static_cast<size_t>(ctx_.size) * n);
   for (int w = 0; w < ctx_.size; ++w) {
     const PeerState& p = peers_[static_cast<size_t>(w)];
-    slots[static_cast<size_t>(w)] = QpSlot{p.qp ? p.qp->qp_num : 0, p.psn};
+    for (size_t c = 0; c < n; ++c)
+      slots[static_cast<size_t>(w) * n + c] = QpSlot{p.q[c].qp ? p.q[c].qp->qp_num : 0, p.q[c].psn};
   }
-  packAddress(h, slots, nullptr, blob);
+  packAddress(h, classes_, slots, nullptr, blob);
   return Status::Ok;
 }
 
@@ -428,6 +540,15 @@ Status VerbsTransport::parsePeer(int peer, const void* blob, size_t len, PeerAdd
              cm_ == CmKind::Rdmacm ? "rdmacm" : "pmix");
     return Status::ErrWireup;
   }
+  // Both sides pair class c with class c; the largest must hold our largest active message.
+  if (out->classes.n != classes_.n ||
+      out->classes.bufBytes[out->classes.n - 1] < classes_.bufBytes[classes_.n - 1]) {
+    RRT_WARN("verbs: rank %d has %d eager classes up to %u bytes, this rank %d up to %u (set "
+             "RRT_IB_EAGER_CLASSES alike)", peer, out->classes.n,
+             out->classes.bufBytes[out->classes.n - 1], classes_.n,
+             classes_.bufBytes[classes_.n - 1]);
+    return Status::ErrWireup;
+  }
   return Status::Ok;
 }
 
@@ -435,12 +556,18 @@ Status VerbsTransport::start() {
   if (cm_ != CmKind::Pmix) return Status::Ok;
   for (int w = 0; w < ctx_.size; ++w) {
     PeerState& p = peers_[static_cast<size_t>(w)];
-    if (!p.qp) continue;
+    if (!p.q[0].qp) continue;
     std::vector<uint8_t> blob;
     PeerAddress a;
     Status st = ctx_.lookup ? ctx_.lookup(w, "rrt.verbs", &blob) : Status::ErrWireup;
     if (st == Status::Ok) st = parsePeer(w, blob.data(), blob.size(), &a);
-    if (st == Status::Ok) st = connectRcQp(dev_, p.qp, qs_, a.qp, p.psn);
+    for (int c = 0; c < classes_.n && st == Status::Ok; ++c) {
+      QpAddress qa = a.qp;
+      qa.qpn = a.qpn[c];
+      qa.psn = a.psn[c];
+      st = connectRcQp(dev_, p.q[c].qp, qs_, qa, p.q[c].psn);
+    }
+    if (st == Status::Ok) setPeerClasses(p, a.classes);
     if (st != Status::Ok) {
       RRT_WARN("verbs: no connection to rank %d: %s", w, statusName(st));
       p.failed = true;  // not reachable(): another transport, or none, serves it
@@ -455,6 +582,7 @@ Status VerbsTransport::connect(int peer, const void* blob, size_t len) {
   if (!reachable(peer)) return Status::ErrUnsupported;
   PeerAddress a;
   RRT_TRY(parsePeer(peer, blob, len, &a));
+  setPeerClasses(peers_[static_cast<size_t>(peer)], a.classes);
 #ifdef RRT_HAVE_RDMACM
   if (cm_ == CmKind::Rdmacm) return rdmacm_->connect(peer, a.ep);  // returns at once
 #endif
@@ -468,23 +596,25 @@ void VerbsTransport::disconnect(int peer) {
 
 // ---- data path ------------------------------------------------------------------------------
 
-Status VerbsTransport::post(int peer, PeerState& p, ibv_send_wr& wr, const TxSlot& slot) {
-  const uint32_t idx = static_cast<uint32_t>(p.head) & sendMask_;
-  const bool signal = slot.done || slot.buf >= 0 || p.unsignaled + 1 >= kSignalEvery ||
-                      p.sqFree <= kSignalEvery;
-  wr.wr_id = (static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 32) | idx;
+Status VerbsTransport::post(int peer, int cls, ibv_send_wr& wr, const TxSlot& slot) {
+  QpState& q = peers_[static_cast<size_t>(peer)].q[cls];
+  const uint32_t idx = static_cast<uint32_t>(q.head) & sendMask_;
+  const bool signal = slot.done || slot.buf >= 0 || q.unsignaled + 1 >= kSignalEvery ||
+                      q.sqFree <= kSignalEvery;
+  wr.wr_id = (static_cast<uint64_t>(static_cast<uint32_t>(peer)) << 32) |
+             (static_cast<uint64_t>(cls) << 24) | idx;
   wr.next = nullptr;
   if (signal) wr.send_flags |= IBV_SEND_SIGNALED;
   ibv_send_wr* bad = nullptr;
-  if (int rc = ibv_post_send(p.qp, &wr, &bad)) {
+  if (int rc = ibv_post_send(q.qp, &wr, &bad)) {
     if (rc == ENOMEM) return Status::NoResource;
     RRT_WARN("verbs: ibv_post_send to rank %d: %s", peer, strerror(rc));
     return Status::ErrTransport;
   }
-  p.slots[idx] = slot;
-  ++p.head;
-  --p.sqFree;
-  p.unsignaled = signal ? 0 : p.unsignaled + 1;
+  q.slots[idx] = slot;
+  ++q.head;
+  --q.sqFree;
+  q.unsignaled = signal ? 0 : q.unsignaled + 1;
   return Status::Ok;
 }
 
@@ -493,15 +623,22 @@ Status VerbsTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
   if (__builtin_expect(static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size), 0))
     return Status::ErrRank;
   PeerState& p = peers_[static_cast<size_t>(peer)];
-  if (__builtin_expect(!p.connected || p.failed, 0))  // rdmacm: until the handshake is done
+  if (__builtin_expect(!p.connected || p.failed || !p.classesKnown, 0))  // rdmacm: handshake
     return p.failed ? Status::ErrProcFailed : cm_ == CmKind::Rdmacm ? Status::NoResource : Status::ErrRank;
   const size_t total = sizeof(AmHeader) + hdrLen + len;
   if (__builtin_expect(total - sizeof(AmHeader) > caps_.maxAm || id == kCreditOnly, 0))
     return Status::ErrArg;
-  // One send slot stays free for credit messages.
-  if (p.credits == 0 || p.sqFree <= 1) return Status::NoResource;
+  const int c = pickEagerClass(p.peerBuf, p.credits, classes_.n, total);
+  if (c < 0) return c == kClassTooBig ? Status::ErrArg : Status::NoResource;
+  // One send slot of each QP stays free for credit messages.
+  if (p.q[c].sqFree <= 1) return Status::NoResource;
 
-  AmHeader h{id, 0, static_cast<uint16_t>(std::min<uint32_t>(p.owed, 0xffff))};
+  // Piggy-back the credits of the class we owe most.
+  int cc = 0;
+  for (int i = 1; i < classes_.n; ++i)
+    if (p.owed[i] > p.owed[cc]) cc = i;
+  AmHeader h{id, static_cast<uint8_t>(cc), static_cast<uint16_t>(std::min<uint32_t>(p.owed[cc], 0xffff)),
+             p.txSeq};
   ibv_sge sge[3];
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND;
@@ -525,13 +662,14 @@ Status VerbsTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
     wr.sg_list = sge;
     wr.num_sge = 1;
   }
-  Status st = post(peer, p, wr, slot);
+  Status st = post(peer, c, wr, slot);
   if (st != Status::Ok) {
     if (slot.buf >= 0) sendPool_.give(slot.buf);
     return st;
   }
-  --p.credits;
-  p.owed -= h.credits;
+  --p.credits[c];
+  p.owed[cc] -= h.credits;
+  ++p.txSeq;
   return Status::Ok;
 }
 
@@ -550,7 +688,8 @@ Status VerbsTransport::rdma(ibv_wr_opcode op, int peer, void* local, size_t len,
           reinterpret_cast<uintptr_t>(mr->addr) + mr->length)
     return Status::ErrArg;
   const bool read = op == IBV_WR_RDMA_READ;
-  if (p.sqFree <= 1 || (read && p.readsOut >= maxReads_)) return Status::NoResource;
+  const int c = rdmaClass();
+  if (p.q[c].sqFree <= 1 || (read && p.readsOut >= maxReads_)) return Status::NoResource;
   uint32_t rk;
   memcpy(&rk, rkey, sizeof rk);
   ibv_sge sge{reinterpret_cast<uintptr_t>(local), static_cast<uint32_t>(len), mr->mr->lkey};
@@ -563,59 +702,74 @@ Status VerbsTransport::rdma(ibv_wr_opcode op, int peer, void* local, size_t len,
   TxSlot slot;
   slot.done = done;
   slot.read = read;
-  Status st = post(peer, p, wr, slot);
+  Status st = post(peer, c, wr, slot);
   if (st != Status::Ok) return st;
   if (read) ++p.readsOut;
   return Status::InProgress;
 }
 
+// Everything owed, every class, in one credit-only SEND on the class-0 QP (it lands in one of
+// the kCreditSlack buffers per peer of the peer's class-0 SRQ, so it needs no credit).
 void VerbsTransport::sendCredits(int peer, PeerState& p) {
-  if (p.owed == 0 || p.failed || !p.connected || p.sqFree == 0) return;
-  AmHeader h{kCreditOnly, 0, static_cast<uint16_t>(std::min<uint32_t>(p.owed, 0xffff))};
+  QpState& q = p.q[0];
+  if (p.failed || !p.connected || q.sqFree == 0) return;
+  struct {
+    AmHeader h;
+    uint16_t n[kMaxEagerClasses];
+  } __attribute__((packed)) m{};
+  bool any = false;
+  for (int c = 0; c < classes_.n; ++c) {
+    m.n[c] = static_cast<uint16_t>(std::min<uint32_t>(p.owed[c], 0xffff));
+    any |= m.n[c] != 0;
+  }
+  if (!any) return;
+  m.h.id = kCreditOnly;
+  const uint32_t bytes = static_cast<uint32_t>(sizeof m.h + sizeof(uint16_t) * classes_.n);
   ibv_sge sge;
   ibv_send_wr wr{};
   wr.opcode = IBV_WR_SEND;
   wr.sg_list = &sge;
   wr.num_sge = 1;
   TxSlot slot;
-  if (maxInline_ >= sizeof h) {
-    sge = {reinterpret_cast<uintptr_t>(&h), sizeof h, 0};
+  if (maxInline_ >= bytes) {
+    sge = {reinterpret_cast<uintptr_t>(&m), bytes, 0};
     wr.send_flags = IBV_SEND_INLINE;
   } else {
     slot.buf = sendPool_.take();
     if (slot.buf < 0) return;  // retried at the next progress()
-    memcpy(sendPool_.at(slot.buf), &h, sizeof h);
-    sge = {reinterpret_cast<uintptr_t>(sendPool_.at(slot.buf)), sizeof h, sendPool_.lkey()};
+    memcpy(sendPool_.at(slot.buf), &m, bytes);
+    sge = {reinterpret_cast<uintptr_t>(sendPool_.at(slot.buf)), bytes, sendPool_.lkey()};
   }
-  if (post(peer, p, wr, slot) != Status::Ok) {
+  if (post(peer, 0, wr, slot) != Status::Ok) {
     if (slot.buf >= 0) sendPool_.give(slot.buf);
     return;
   }
-  p.owed -= h.credits;
+  for (int c = 0; c < classes_.n; ++c) p.owed[c] -= m.n[c];
 }
 
-void VerbsTransport::repost(int32_t buf) {
-  ibv_sge sge{reinterpret_cast<uintptr_t>(recvPool_.at(buf)),
-              static_cast<uint32_t>(recvPool_.bufBytes()), recvPool_.lkey()};
+void VerbsTransport::repost(int cls, int32_t buf) {
+  BouncePool& pool = recvPool_[cls];
+  ibv_sge sge{reinterpret_cast<uintptr_t>(pool.at(buf)), static_cast<uint32_t>(pool.bufBytes()),
+              pool.lkey()};
   ibv_recv_wr wr{};
-  wr.wr_id = kRecvBit | static_cast<uint32_t>(buf);
+  wr.wr_id = kRecvBit | (static_cast<uint64_t>(cls) << 32) | static_cast<uint32_t>(buf);
   wr.sg_list = &sge;
   wr.num_sge = 1;
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_, &wr, &bad)) {
+  if (int rc = ibv_post_srq_recv(srq_[cls], &wr, &bad)) {
     RRT_ERROR("verbs: re-posting a receive buffer: %s", strerror(rc));
-    recvPool_.give(buf);
+    pool.give(buf);
   }
 }
 
-void VerbsTransport::retireUpTo(PeerState& p, uint32_t idx) {
+void VerbsTransport::retireUpTo(PeerState& p, QpState& q, uint32_t idx) {
   for (;;) {
-    const uint32_t i = static_cast<uint32_t>(p.tail) & sendMask_;
-    if (p.tail == p.head) return;  // already retired (e.g. by failPeer)
-    TxSlot s = p.slots[i];
-    p.slots[i] = TxSlot{};
-    ++p.tail;
-    ++p.sqFree;
+    const uint32_t i = static_cast<uint32_t>(q.tail) & sendMask_;
+    if (q.tail == q.head) return;  // already retired (e.g. by failPeer)
+    TxSlot s = q.slots[i];
+    q.slots[i] = TxSlot{};
+    ++q.tail;
+    ++q.sqFree;
     if (s.buf >= 0) sendPool_.give(s.buf);
     if (s.read) --p.readsOut;
     if (s.done) s.done->fn(s.done, Status::Ok);
@@ -623,38 +777,86 @@ void VerbsTransport::retireUpTo(PeerState& p, uint32_t idx) {
   }
 }
 
+void VerbsTransport::takeCredits(int src, PeerState& p, int cls, uint32_t n) {
+  if (n == 0 || cls >= classes_.n) return;
+  p.credits[cls] += n;
+  if (p.credits[cls] > p.maxCredits[cls]) {
+    RRT_WARN("verbs: rank %d returned more class-%d credits than it had (%u)", src, cls,
+             p.credits[cls]);
+    p.credits[cls] = p.maxCredits[cls];
+  }
+}
+
+// Hands one in-sequence message to the protocol and gives its buffer back to the SRQ.
+void VerbsTransport::deliver(int src, PeerState& p, int cls, int32_t buf, uint32_t len) {
+  const char* data = recvPool_[cls].at(buf);
+  ++p.rxSeq;
+  if (ctx_.amHandler)
+    ctx_.amHandler(ctx_.handlerArg, src, data[0], data + sizeof(AmHeader), len - sizeof(AmHeader));
+  repost(cls, buf);
+  ++p.owed[cls];
+  if (p.owed[cls] >= creditThreshold_[cls] && !p.creditDue) {
+    p.creditDue = true;
+    creditDue_.push_back(src);
+  }
+}
+
 void VerbsTransport::onRecv(const ibv_wc& wc) {
+  const int cls = static_cast<int>((wc.wr_id >> 32) & 0xff);
   const int32_t buf = static_cast<int32_t>(wc.wr_id & 0xffffffffu);
   auto it = qpnToPeer_.find(wc.qp_num);
   if (it == qpnToPeer_.end()) {
     RRT_WARN("verbs: receive on unknown QP %u dropped", wc.qp_num);
-    repost(buf);
+    repost(cls, buf);
     return;
   }
   const int src = it->second;
   PeerState& p = peers_[static_cast<size_t>(src)];
-  const char* data = recvPool_.at(buf);
+  const char* data = recvPool_[cls].at(buf);
   AmHeader h;
   if (wc.byte_len < sizeof h) {
     RRT_WARN("verbs: %u-byte message from rank %d dropped", wc.byte_len, src);
-    repost(buf);
+    repost(cls, buf);
     return;
   }
   memcpy(&h, data, sizeof h);
-  p.credits += h.credits;
-  if (p.credits > credits_) {
-    RRT_WARN("verbs: rank %d returned more credits than it had (%u)", src, p.credits);
-    p.credits = credits_;
-  }
-  if (h.id != kCreditOnly && ctx_.amHandler)
-    ctx_.amHandler(ctx_.handlerArg, src, h.id, data + sizeof h, wc.byte_len - sizeof h);
-  repost(buf);
-  if (h.id != kCreditOnly) {
-    ++p.owed;
-    if (p.owed >= creditThreshold_ && !p.creditDue) {
-      p.creditDue = true;
-      creditDue_.push_back(src);
+  takeCredits(src, p, h.creditClass, h.credits);
+  if (h.id == kCreditOnly) {
+    const uint32_t n = std::min<uint32_t>((wc.byte_len - sizeof h) / sizeof(uint16_t),
+                                          static_cast<uint32_t>(classes_.n));
+    for (uint32_t c = 0; c < n; ++c) {
+      uint16_t v;
+      memcpy(&v, data + sizeof h + c * sizeof v, sizeof v);
+      takeCredits(src, p, static_cast<int>(c), v);
     }
+    repost(cls, buf);
+    return;
+  }
+  if (__builtin_expect(h.seq == p.rxSeq, 1)) {
+    deliver(src, p, cls, buf, wc.byte_len);
+  } else {
+    // Ahead of one still on another class's QP: keep it until that one comes. Never more
+    // than the credits we grant can be outstanding, which sizes the ring.
+    const uint32_t ahead = h.seq - p.rxSeq;
+    Held& slot = p.held[h.seq & (heldRing_ - 1)];
+    if (ahead >= heldRing_ || slot.buf >= 0) {
+      RRT_ERROR("verbs: message %u from rank %d while expecting %u: beyond its credits", h.seq,
+                src, p.rxSeq);
+      repost(cls, buf);
+      failPeer(src, Status::ErrTransport);
+      return;
+    }
+    slot = Held{buf, static_cast<uint8_t>(cls), wc.byte_len};
+    ++p.heldCount;
+    return;
+  }
+  while (p.heldCount) {
+    Held& next = p.held[p.rxSeq & (heldRing_ - 1)];
+    if (next.buf < 0) break;
+    const Held m = next;
+    next = Held{};
+    --p.heldCount;
+    deliver(src, p, m.cls, m.buf, m.len);
   }
 }
 
@@ -696,7 +898,7 @@ void VerbsTransport::onAsyncEvent(const ibv_async_event& ev) {
     case IBV_EVENT_DEVICE_FATAL:
       RRT_ERROR("verbs: %s: failing every peer", ibv_event_type_str(ev.event_type));
       for (int w = 0; w < ctx_.size; ++w)
-        if (peers_[static_cast<size_t>(w)].qp) failPeer(w, Status::ErrTransport);
+        if (peers_[static_cast<size_t>(w)].q[0].qp) failPeer(w, Status::ErrTransport);
       return;
     case IBV_EVENT_PORT_ERR:
       RRT_WARN("verbs: %s port %u went down", dev_.name.c_str(), dev_.port);
@@ -710,22 +912,52 @@ void VerbsTransport::failPeer(int peer, Status why) {
   PeerState& p = peers_[static_cast<size_t>(peer)];
   if (p.failed) return;
   p.failed = true;
-  if (p.qp) {
+  for (QpState& q : p.q) {
+    if (!q.qp) continue;
     ibv_qp_attr a{};
     a.qp_state = IBV_QPS_ERR;
-    (void)ibv_modify_qp(p.qp, &a, IBV_QP_STATE);
+    (void)ibv_modify_qp(q.qp, &a, IBV_QP_STATE);
+    while (q.tail != q.head) {
+      const uint32_t i = static_cast<uint32_t>(q.tail) & sendMask_;
+      TxSlot s = q.slots[i];
+      q.slots[i] = TxSlot{};
+      ++q.tail;
+      ++q.sqFree;
+      if (s.buf >= 0) sendPool_.give(s.buf);
+      if (s.done) s.done->fn(s.done, why);
+    }
   }
-  while (p.tail != p.head) {
-    const uint32_t i = static_cast<uint32_t>(p.tail) & sendMask_;
-    TxSlot s = p.slots[i];
-    p.slots[i] = TxSlot{};
-    ++p.tail;
-    ++p.sqFree;
-    if (s.buf >= 0) sendPool_.give(s.buf);
-    if (s.done) s.done->fn(s.done, why);
+  for (Held& h : p.held) {  // messages that will never be in sequence now
+    if (h.buf >= 0) repost(h.cls, h.buf);
+    h = Held{};
   }
+  p.heldCount = 0;
   p.readsOut = 0;
   if (ctx_.peerFailed) ctx_.peerFailed(ctx_.handlerArg, peer, why);
+}
+
+// Reads the completion channel's events (non-blocking) and acknowledges them; the CQ is
+// disarmed once its event is read. A system call: only in the sleep path and on the first
+// completion after an arm, never while the CQ is not armed.
+void VerbsTransport::drainChannel() {
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  while (ibv_get_cq_event(channel_, &cq, &ctx) == 0) {
+    ibv_ack_cq_events(cq, 1);
+    armed_ = false;
+  }
+}
+
+// Before the engine sleeps on the channel fd: arm the CQ (the next completion writes an
+// event), then poll once more, so a completion that came before the arm is not slept through.
+bool VerbsTransport::armEventFd() {
+  if (!channel_) return false;
+  drainChannel();  // an event from an earlier arm would wake the poll() at once
+  if (!armed_) {
+    if (ibv_req_notify_cq(cq_, 0) != 0) return false;
+    armed_ = true;
+  }
+  return progress() == 0;
 }
 
 int VerbsTransport::progress() {
@@ -757,7 +989,7 @@ int VerbsTransport::progress() {
           auto it = qpnToPeer_.find(c.qp_num);
           if (c.status != IBV_WC_WR_FLUSH_ERR)
             RRT_WARN("verbs: receive error %s", ibv_wc_status_str(c.status));
-          repost(buf);
+          repost(static_cast<int>((c.wr_id >> 32) & 0xff), buf);
           if (it != qpnToPeer_.end() && c.status != IBV_WC_WR_FLUSH_ERR)
             failPeer(it->second, wcStatusToStatus(c.status));
         }
@@ -774,15 +1006,23 @@ int VerbsTransport::progress() {
         failPeer(peer, wcStatusToStatus(c.status));
         continue;
       }
-      retireUpTo(p, static_cast<uint32_t>(c.wr_id & 0xffffffffu));
+      const int cls = static_cast<int>((c.wr_id >> 24) & 0xff);
+      if (cls >= classes_.n) continue;
+      retireUpTo(p, p.q[cls], static_cast<uint32_t>(c.wr_id & 0xffffffu));
     }
     events += n;
+    if (__builtin_expect(armed_ && n > 0, 0)) drainChannel();
   } while (n == kPollBatch);
   for (size_t i = 0; i < creditDue_.size(); ++i) {
     PeerState& p = peers_[static_cast<size_t>(creditDue_[i])];
     p.creditDue = false;
-    if (p.owed >= creditThreshold_) sendCredits(creditDue_[i], p);
-    if (p.owed >= creditThreshold_ && !p.failed) {  // no send slot now: keep it due
+    auto due = [this, &p] {
+      for (int c = 0; c < classes_.n; ++c)
+        if (p.owed[c] >= creditThreshold_[c]) return true;
+      return false;
+    };
+    if (due()) sendCredits(creditDue_[i], p);
+    if (due() && !p.failed) {  // no send slot now: keep it due
       p.creditDue = true;
       continue;
     }
