@@ -7,6 +7,7 @@ librrtint_la_SOURCES += \
 	runtime/gpu/pipeline.h runtime/gpu/pipeline.cc \
 	runtime/gpu/ipc_cache.h runtime/gpu/ipc_cache.cc \
 	runtime/gpu/protocol.h runtime/gpu/protocol.cc \
+	runtime/gpu/rndv.h runtime/gpu/rndv.cc \
 	runtime/coll/device_stage.h runtime/coll/device_stage.cc
 EXTRA_DIST += runtime/gpu/kernels.cu runtime/gpu/cuda_driver.h runtime/gpu/cuda_driver.cc
 
