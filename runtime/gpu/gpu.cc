@@ -108,6 +108,38 @@ memory::MemType refresh(const void* p, size_t len, PointerInfo* info) {
 }  // namespace
 
 Status copyStream(Stream* out) { return stream(out); }
+
+Status deviceReduce(int op, int type, const void* in, void* inout, size_t n) {
+  State& s = st();
+  if (n == 0) return Status::Ok;
+  if (!s.d) return Status::ErrUnsupported;
+  Stream str;
+  RRT_TRY(stream(&str));
+  RRT_TRY(s.d->reduce(op, type, in, inout, n, str));
+  return s.d->streamSynchronize(str);
+}
+
+bool deviceReduces(int op, int type) {
+  State& s = st();
+  Stream str;
+  return s.d && stream(&str) == Status::Ok &&
+         s.d->reduce(op, type, nullptr, nullptr, 0, str) == Status::Ok;
+}
+
+void* deviceAlloc(size_t bytes) {
+  State& s = st();
+  void* p = nullptr;
+  if (!s.d || s.d->memAlloc(bytes, &p) != Status::Ok) return nullptr;
+  return p;
+}
+
+void deviceFree(void* p) {
+  State& s = st();
+  if (p && s.d) {
+    if (s.cache) s.cache->invalidate(p, 1);  // its range may hold something else later
+    s.d->memFree(p);
+  }
+}
 size_t bounceLimit() { return kBounceLimit; }
 
 Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, PointerInfo* info) {

@@ -65,6 +65,16 @@ Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, Poi
 bool recvIsDevice(void* buf, size_t bytes);
 size_t bounceLimit();
 
+// Device reductions for collectives that run on the device: inout = in op inout over n base
+// elements, on rrt's stream (ordered after the copies before it), waited for. ErrUnsupported
+// when the kernels have no (op, type).
+Status deviceReduce(int op, int type, const void* in, void* inout, size_t n);
+// Whether the device kernels have (op, type) (a zero-length probe of Driver::reduce).
+bool deviceReduces(int op, int type);
+// Device scratch memory (nullptr when the driver has none to give).
+void* deviceAlloc(size_t bytes);
+void deviceFree(void* p);
+
 // rrt's copy stream (a blocking stream, made on first use).
 Status copyStream(Stream* out);
 

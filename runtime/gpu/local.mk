@@ -46,6 +46,13 @@ tests_unit_gpu_rndv_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_f
 	tests/unit/gpu_rndv_test.cc
 tests_unit_gpu_rndv_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_gpu_rndv_test_LDADD = $(UNIT_LDADD)
+# Allreduce / reduce on device buffers running on the device (coll_sim ranks, the double).
+check_PROGRAMS += tests/unit/gpu_coll_test
+TESTS += tests/unit/gpu_coll_test
+tests_unit_gpu_coll_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_fake_driver.cc \
+	tests/unit/coll_sim.h tests/unit/coll_sim.cc tests/unit/gpu_coll_test.cc
+tests_unit_gpu_coll_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_gpu_coll_test_LDADD = $(UNIT_LDADD)
 
 # The GPU suite (multi-process, through rrun): skips with its reason when no device is present.
 check_PROGRAMS += tests/gpu/gpu_p2p tests/gpu/gpu_coll tests/gpu/gpu_kernels

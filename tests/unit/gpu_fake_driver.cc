@@ -121,7 +121,9 @@ Status FakeDriver::reduce(int op, int type, const void* in, void* inout, size_t 
   if (!reduceOnDevice) return Status::ErrUnsupported;
   coll::Kernel k = coll::kernelFor(op, type);
   if (!k) return Status::ErrUnsupported;
+  if (n == 0) return Status::Ok;  // a probe: the kernel exists
   if (failCopies) return Status::ErrArg;
+  if (failReduces) return Status::ErrTransport;  // e.g. the kernel launch fails
   ++reduces;
   // Queued like a copy (n = 0 in the log: run() skips it), executed in stream order.
   log.push_back(CopyLog{reinterpret_cast<uintptr_t>(inout), reinterpret_cast<uintptr_t>(in), 0, false});

@@ -43,8 +43,9 @@ class FakeDriver final : public Driver {
   bool failCopies = false;   // memcpyAsync returns ErrArg (a freed pointer)
   int failCopyAfter = -1;    // >= 0: that many more memcpyAsync succeed, then one fails
   bool failIpcOpen = false;  // ipcOpen returns ErrTransport
+  bool failReduces = false;    // reduce (n > 0) returns ErrTransport
   bool reduceOnDevice = true;  // reduce implements the predefined ops (else ErrUnsupported)
-  uint64_t reduces = 0;
+  uint64_t reduces = 0, memAllocs = 0, memFrees = 0;
 
   uint64_t pointerQueries = 0, hostAllocs = 0, hostFrees = 0, ipcGets = 0, ipcOpens = 0,
            ipcCloses = 0, streams = 0, syncs = 0;
@@ -61,6 +62,15 @@ class FakeDriver final : public Driver {
   Status eventQuery(Event e) override;
   Status memcpyAsync(void* dst, const void* src, size_t len, Stream s) override;
   Status hostAlloc(size_t len, void** out) override;
+  Status memAlloc(size_t len, void** out) override {
+    ++memAllocs;
+    *out = devAlloc(len);
+    return *out ? Status::Ok : Status::ErrNoMemory;
+  }
+  void memFree(void* p) override {
+    ++memFrees;
+    devFree(p);
+  }
   void hostFree(void* p) override;
   Status ipcGetHandle(const void* base, IpcHandle* out) override;
   Status ipcOpen(const IpcHandle& h, void** base) override;
