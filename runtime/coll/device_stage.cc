@@ -112,3 +112,31 @@ Status unstageDeviceBuffers(void* stage, Status s) {
 }
 
 }  // namespace rrt::coll
+
+namespace rrt::coll {
+
+bool runsOnDevice(const proto::Comm& comm, CollArgs& a) {
+  if (a.kind != CollKind::Allreduce && a.kind != CollKind::Reduce) return false;
+  const Reducer& red = a.reducer;
+  // Predefined op on a type the device kernels have (kernels.cu: no long double).
+  if (!red.kernel || red.op == RRT_OP_NULL || red.baseType == RRT_LONG_DOUBLE ||
+      red.baseType == RRT_LONG_DOUBLE_INT)
+    return false;
+  const size_t bytes = a.count * a.typeSize;
+  if (bytes == 0) return false;
+  // Every significant buffer on the device (a host one keeps the mirrors: simple and rare).
+  const bool recvSignificant = a.kind == CollKind::Allreduce || comm.rank == a.root;
+  if (!inPlace(a.sbuf) && !gpu::isDevice(a.sbuf, bytes)) return false;
+  // (A reduce's non-root may pass any receive buffer; an algorithm may use it as scratch.)
+  if ((recvSignificant || a.rbuf) && !gpu::isDevice(a.rbuf, bytes)) return false;
+  // The kernels have this (op, type) (a build without nvcc has none: mirrors then).
+  if (!gpu::deviceReduces(red.op, red.baseType)) return false;
+  // One node: the messages between the ranks are device-to-device copies (CUDA IPC).
+  const std::vector<uint32_t> nodes = commNodeIds(comm);
+  for (uint32_t n : nodes)
+    if (n != nodes[0]) return false;
+  a.memType = memory::MemType::Cuda;
+  return true;
+}
+
+}  // namespace rrt::coll

@@ -23,4 +23,10 @@ Status stageDeviceBuffers(const proto::Comm& comm, CollArgs& a, void** stage);
 // the copy's error.
 Status unstageDeviceBuffers(void* stage, Status s);
 
+// Instead of mirrors: allreduce and reduce with a predefined op whose every rank is on one node
+// and whose significant buffers are all device memory run on the device (Task::onDevice):
+// device scratch, the device reduction kernels, device point-to-point between the ranks (CUDA
+// IPC). Sets a.memType = Cuda and returns true then; false leaves a alone (mirrors).
+bool runsOnDevice(const proto::Comm& comm, CollArgs& a);
+
 }  // namespace rrt::coll

@@ -114,7 +114,8 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   const Algorithm* algo = select(args, comm.size, nodeAware(comm));
   if (!algo) return Status::ErrInternal;
   void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)
-  if (__builtin_expect(gpu::enabled(), 0)) RRT_TRY(stageDeviceBuffers(comm, args, &stage));
+  if (__builtin_expect(gpu::enabled(), 0) && !runsOnDevice(comm, args))
+    RRT_TRY(stageDeviceBuffers(comm, args, &stage));
   core::Request* req = core::requestAlloc(core::ReqKind::Coll);
   req->comm = &comm;
   req->gpuStage = stage;
@@ -157,6 +158,7 @@ Status run(proto::Comm& comm, CollArgs&& args) {
 Task::~Task() {
   for (size_t i = 0; i < live_.size(); ++i) core::requestRelease(live_[i]);
   for (size_t i = 0; i < slots_.size(); ++i) core::requestRelease(slots_[i]);
+  for (void* p : deviceScratch_) gpu::deviceFree(p);
 }
 
 namespace {
@@ -185,6 +187,17 @@ void Task::operator delete(void* p, size_t bytes) {
   *static_cast<void**>(p) = gFreeTasks;
   gFreeTasks = p;
   ++gFreeCount;
+}
+
+void Task::deviceReduce(const void* in, void* inout, size_t count) const {
+  const Reducer& r = args_.reducer;
+  Status s = gpu::deviceReduce(r.op, r.baseType, in, inout, count * r.baseCount);
+  if (s != Status::Ok && error_ == Status::Ok) error_ = s;
+}
+
+void Task::deviceCopy(void* dst, const void* src, size_t n) const {
+  Status s = gpu::copy(dst, src, n);
+  if (s != Status::Ok && error_ == Status::Ok) error_ = s;
 }
 
 Status Task::post(Status s, core::Request* r, core::Request** slot) {
@@ -242,6 +255,11 @@ bool Task::done(core::Request*& slot) {
 }
 
 char* Task::scratch(size_t bytes) {
+  if (__builtin_expect(onDevice(), 0)) {
+    void* d = gpu::deviceAlloc(bytes ? bytes : 1);
+    if (d) deviceScratch_.push_back(d);
+    return static_cast<char*>(d);
+  }
   char* p = new (std::nothrow) char[bytes ? bytes : 1];
   if (p) scratch_.emplace_back(p);
   return p;

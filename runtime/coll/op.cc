@@ -60,6 +60,8 @@ Status makeReducer(rrt_op_t op, rrt_datatype_t type, Reducer* out) {
     if (op < 0 || op >= RRT_PREDEFINED_OP_COUNT) return Status::ErrOp;
     r.kernel = kernelFor(op, info->base);
     if (!r.kernel) return Status::ErrOp;
+    r.op = op;
+    r.baseType = info->base;
   }
   *out = r;
   return Status::Ok;

@@ -38,6 +38,8 @@ struct Reducer {
   void* userData = nullptr;
   rrt_datatype_t type = RRT_DATATYPE_NULL;  // the datatype the collective was called with
   size_t baseCount = 1;               // base elements per element of type
+  rrt_op_t op = RRT_OP_NULL;          // predefined op (device kernels are looked up by it)
+  rrt_datatype_t baseType = RRT_DATATYPE_NULL;  // base type of type (predefined op)
   bool commutative = true;
 
   // inout = in op inout over count elements of type.

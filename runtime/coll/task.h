@@ -95,23 +95,39 @@ class Task {
   bool idle();
   // True (and the request released, slot cleared) when *slot completed; true for nullptr.
   bool done(core::Request*& slot);
-  // Scratch memory for this operation (nullptr when out of memory).
+  // Scratch memory for this operation (nullptr when out of memory); device memory when the
+  // collective runs on the device (onDevice()).
   char* scratch(size_t bytes);
-  // inout = in op inout over count elements of the collective's type.
+  // inout = in op inout over count elements of the collective's type; on the device (the
+  // driver's reduction kernels on rrt's stream) when the collective runs there. A device
+  // failure lands in error_.
   void reduce(const void* in, void* inout, size_t count) const {
+    if (__builtin_expect(onDevice(), 0)) {
+      deviceReduce(in, inout, count);
+      return;
+    }
     args_.reducer.apply(in, inout, count);
   }
+  // A collective on device buffers that runs on the device (device_stage.h: runsOnDevice):
+  // its buffers and scratch are device memory, reductions and local copies run there, and its
+  // messages are device-buffer point-to-point (CUDA IPC within a node).
+  bool onDevice() const { return args_.memType == memory::MemType::Cuda; }
   int rank() const { return comm_.rank; }
   int size() const { return comm_.size; }
   static char* bytePtr(void* p) { return static_cast<char*>(p); }
   static const char* bytePtr(const void* p) { return static_cast<const char*>(p); }
-  static void copy(void* dst, const void* src, size_t n) {
-    if (n && dst != src) std::memcpy(dst, src, n);
+  void copy(void* dst, const void* src, size_t n) const {
+    if (!n || dst == src) return;
+    if (__builtin_expect(onDevice(), 0)) {
+      deviceCopy(dst, src, n);
+      return;
+    }
+    std::memcpy(dst, src, n);
   }
 
   proto::Comm& comm_;
   CollArgs args_;
-  Status error_ = Status::Ok;
+  mutable Status error_ = Status::Ok;
 
  private:
   friend void onRequestComplete(core::Request* r, void* arg);
@@ -120,6 +136,9 @@ class Task {
   ReqList live_;   // posted, not yet released (without slot)
   ReqList slots_;  // posted with a slot, not yet released
   std::vector<std::unique_ptr<char[]>> scratch_;
+  std::vector<void*> deviceScratch_;
+  void deviceReduce(const void* in, void* inout, size_t count) const;
+  void deviceCopy(void* dst, const void* src, size_t n) const;
 };
 
 using TaskFactory = Task* (*)(proto::Comm& comm, CollArgs&& args);

@@ -57,6 +57,7 @@ RRT_TUNABLE(CollReduceScatter, "COLL_REDUCE_SCATTER", "auto",  "algorithm of red
 RRT_TUNABLE(CollScan,         "COLL_SCAN",           "auto",  "algorithm of scan (rrt_info lists them); auto = by size and rank count")
 RRT_TUNABLE(CollExscan,       "COLL_EXSCAN",         "auto",  "algorithm of exscan (rrt_info lists them); auto = by size and rank count")
 RRT_TUNABLE(Cuda,             "CUDA",             "auto",  "CUDA device buffers: auto (when libcuda and a GPU are present), on (rrt_init fails without them), off")
+RRT_TUNABLE(CudaIpc,          "CUDA_IPC",         "on",    "large device-buffer messages between processes on one node by CUDA IPC (on) or the pipelined staging (off)")
 RRT_TUNABLE(CudaChunk,        "CUDA_CHUNK",       "auto",  "chunk of the pipelined staging of device buffers (bytes); auto = 512K..4M by message size")
 RRT_TUNABLE(CollSegment,       "COLL_SEGMENT",     "64K",   "segment size of pipelined collective algorithms (bytes, at least 64)")
 // clang-format on

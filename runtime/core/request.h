@@ -80,6 +80,7 @@ struct rrt_request_s {
   void* onCompleteArg = nullptr;
   void* collTask = nullptr;      // ReqKind::Coll: the collective's task
   void* gpuStage = nullptr;      // host staging of a device buffer (runtime/gpu, runtime/coll)
+  void* gpuOp = nullptr;         // device rendezvous in progress: IPC or pipeline (gpu/rndv.h)
 };
 
 namespace rrt::core {

@@ -29,7 +29,7 @@ namespace {
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxGetCurrent)               \
   X(cuCtxSetCurrent) X(cuPointerGetAttributes) X(cuStreamCreate) X(cuStreamDestroy)         \
   X(cuStreamSynchronize) X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord)                \
-  X(cuEventQuery) X(cuMemcpyAsync) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuIpcGetMemHandle)  \
+  X(cuEventQuery) X(cuMemcpyAsync) X(cuMemHostAlloc) X(cuMemFreeHost) X(cuMemAlloc) X(cuMemFree) X(cuIpcGetMemHandle)  \
   X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle) X(cuModuleLoadData) X(cuModuleGetFunction)   \
   X(cuModuleUnload) X(cuLaunchKernel)
 
@@ -112,6 +112,14 @@ class CudaDriver final : public Driver {
     return check(cu_.cuMemHostAlloc(out, len, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
   }
   void hostFree(void* p) override { cu_.cuMemFreeHost(p); }
+  Status memAlloc(size_t len, void** out) override {
+    RRT_TRY(context());
+    CUdeviceptr p = 0;
+    RRT_TRY(check(cu_.cuMemAlloc(&p, len ? len : 1), "cuMemAlloc"));
+    *out = reinterpret_cast<void*>(p);
+    return Status::Ok;
+  }
+  void memFree(void* p) override { cu_.cuMemFree(reinterpret_cast<CUdeviceptr>(p)); }
 
   Status ipcGetHandle(const void* base, IpcHandle* out) override {
     static_assert(sizeof(CUipcMemHandle) == sizeof(IpcHandle), "IPC handle size");

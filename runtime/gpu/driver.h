@@ -65,6 +65,11 @@ class Driver {
   // Copies len bytes between any two of host / device memory, ordered on s.
   virtual Status memcpyAsync(void* dst, const void* src, size_t len, Stream s) = 0;
 
+  // Device memory on the current device (cuMemAlloc): scratch of collectives that run on the
+  // device.
+  virtual Status memAlloc(size_t len, void** out) = 0;
+  virtual void memFree(void* p) = 0;
+
   // Page-locked host memory for bounce buffers (cuMemHostAlloc).
   virtual Status hostAlloc(size_t len, void** out) = 0;
   virtual void hostFree(void* p) = 0;

@@ -11,6 +11,7 @@
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/gpu/pipeline.h"
+#include "runtime/gpu/rndv.h"
 #if defined(RRT_HAVE_CUDA)
 #include "runtime/gpu/cuda_driver.h"
 #endif
@@ -78,12 +79,88 @@ Status start(Driver* d) {
 
 Status stream(Stream* out) {
   State& s = st();
+  if (!s.d) return Status::ErrUnsupported;
   if (!s.stream) RRT_TRY(s.d->streamCreate(&s.stream));
   *out = s.stream;
   return Status::Ok;
 }
 
+// Asks the driver about [p, p+len) and corrects the memory-type cache where it disagrees (a
+// freed device allocation, maybe reallocated with a new buffer id, or host memory now).
+memory::MemType refresh(const void* p, size_t len, PointerInfo* info) {
+  State& s = st();
+  *info = PointerInfo{};
+  if (s.d->pointerInfo(p, info) != Status::Ok) info->type = memory::MemType::Host;
+  if (info->type != memory::MemType::Cuda) {
+    s.cache->invalidate(p, len);  // a stale device entry goes; host is learnt on next use
+    return memory::MemType::Host;
+  }
+  memory::Region reg;
+  if (s.cache->classify(p, len, &reg) != memory::MemType::Cuda || reg.id != info->bufferId ||
+      reg.base != info->base) {
+    s.cache->invalidate(reinterpret_cast<const void*>(info->base), info->size);
+    s.cache->invalidate(p, len);
+    (void)s.cache->classify(p, len);
+  }
+  return memory::MemType::Cuda;
+}
+
 }  // namespace
+
+Status copyStream(Stream* out) { return stream(out); }
+
+Status deviceReduce(int op, int type, const void* in, void* inout, size_t n) {
+  State& s = st();
+  if (n == 0) return Status::Ok;
+  if (!s.d) return Status::ErrUnsupported;
+  Stream str;
+  RRT_TRY(stream(&str));
+  RRT_TRY(s.d->reduce(op, type, in, inout, n, str));
+  return s.d->streamSynchronize(str);
+}
+
+bool deviceReduces(int op, int type) {
+  State& s = st();
+  Stream str;
+  return s.d && stream(&str) == Status::Ok &&
+         s.d->reduce(op, type, nullptr, nullptr, 0, str) == Status::Ok;
+}
+
+void* deviceAlloc(size_t bytes) {
+  State& s = st();
+  void* p = nullptr;
+  if (!s.d || s.d->memAlloc(bytes, &p) != Status::Ok) return nullptr;
+  return p;
+}
+
+void deviceFree(void* p) {
+  State& s = st();
+  if (p && s.d) {
+    if (s.cache) s.cache->invalidate(p, 1);  // its range may hold something else later
+    s.d->memFree(p);
+  }
+}
+size_t bounceLimit() { return kBounceLimit; }
+
+Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, PointerInfo* info) {
+  if (bytes <= kBounceLimit) return Proto::Bounce;
+  if (refresh(buf, bytes, info) != memory::MemType::Cuda) return Proto::Host;
+  ProtoInput in;
+  in.send = memory::MemType::Cuda;
+  in.recv = memory::MemType::Host;  // not known to the sender; the receiver adapts
+  in.bytes = bytes;
+  in.sameNode = sameNode;
+  in.bounceLimit = kBounceLimit;
+  in.ipcUsable = !selfPeer && config::boolOr(config::Tunable::CudaIpc, true);
+  in.transportZcopyCuda = false;  // no transport registers device memory yet
+  return selectProto(in);
+}
+
+bool recvIsDevice(void* buf, size_t bytes) {
+  if (bytes <= kBounceLimit) return true;
+  PointerInfo info;
+  return refresh(buf, bytes, &info) == memory::MemType::Cuda;
+}
 
 Status init() {
   State& s = st();
@@ -122,6 +199,7 @@ void shutdown() {
   State& s = st();
   if (!s.d) return;
   gEnabled = false;
+  rndvShutdown();
   s.pipeline.reset();
   for (auto& list : s.free) {
     for (void* p : list) s.d->hostFree(p);
@@ -156,7 +234,7 @@ Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sa
   in.bytes = bytes;
   in.sameNode = sameNode;
   in.bounceLimit = kBounceLimit;
-  in.ipcUsable = false;           // the IPC rendezvous is not wired into the protocol layer yet
+  in.ipcUsable = config::boolOr(config::Tunable::CudaIpc, true);  // between two processes
   in.transportZcopyCuda = false;  // no transport registers device memory yet
   return selectProto(in);
 }
@@ -235,6 +313,19 @@ void freeStage(Stage* g) {
 }
 
 }  // namespace
+
+void* stagedUser(const core::Request* r) {
+  const Stage* g = static_cast<const Stage*>(r->gpuStage);
+  return g && g->recv ? g->user : nullptr;
+}
+
+void dropStage(core::Request* r) {
+  Stage* g = static_cast<Stage*>(r->gpuStage);
+  if (!g) return;
+  r->gpuStage = nullptr;
+  r->buf = g->user;
+  freeStage(g);
+}
 
 Status stageSend(core::Request* r) {
   Stage* g = newStage();

@@ -52,9 +52,31 @@ Status copy(void* dst, const void* src, size_t len);
 void* hostBuffer(size_t bytes, size_t* capacity);
 void releaseHostBuffer(void* p, size_t capacity);
 
-// The path a message would take (bounce below the bounce limit, staged above it: see
-// protocol.h; rrt_info and the tests).
+// The path a message would take (see protocol.h; rrt_info and the tests).
 Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sameNode);
+
+// The path of a send from buf, classified device by isDevice(): Bounce up to the bounce limit;
+// above it the driver is asked once more (pointerInfo: the memory-type cache learns nothing when
+// the application frees device memory, so a large message, which may go by IPC, never trusts a
+// cached answer): Host when buf is no longer device memory (the cache is corrected), else Ipc
+// (same node, another process, RRT_CUDA_IPC on) or Pipelined. *info: the driver's answer.
+Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, PointerInfo* info);
+// The same check for a receive buffer classified device: false when it is host memory after all.
+bool recvIsDevice(void* buf, size_t bytes);
+size_t bounceLimit();
+
+// Device reductions for collectives that run on the device: inout = in op inout over n base
+// elements, on rrt's stream (ordered after the copies before it), waited for. ErrUnsupported
+// when the kernels have no (op, type).
+Status deviceReduce(int op, int type, const void* in, void* inout, size_t n);
+// Whether the device kernels have (op, type) (a zero-length probe of Driver::reduce).
+bool deviceReduces(int op, int type);
+// Device scratch memory (nullptr when the driver has none to give).
+void* deviceAlloc(size_t bytes);
+void deviceFree(void* p);
+
+// rrt's copy stream (a blocking stream, made on first use).
+Status copyStream(Stream* out);
 
 // Point-to-point staging. stageSend: r->buf is device memory; copies it to a host buffer that
 // replaces r->buf until the send completes. stageRecv: r->buf is device memory; the receive
@@ -64,5 +86,10 @@ Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sa
 Status stageSend(core::Request* r);
 Status stageRecv(core::Request* r);
 Status unstage(core::Request* r, Status s);
+// The device buffer behind a staged receive (nullptr when r is not staged).
+void* stagedUser(const core::Request* r);
+// Ends a staging whose data already went to the device by other means (IPC copy, pipelined
+// receive): restores r->buf, frees the staging, copies nothing.
+void dropStage(core::Request* r);
 
 }  // namespace rrt::gpu

@@ -7,6 +7,7 @@ librrtint_la_SOURCES += \
 	runtime/gpu/pipeline.h runtime/gpu/pipeline.cc \
 	runtime/gpu/ipc_cache.h runtime/gpu/ipc_cache.cc \
 	runtime/gpu/protocol.h runtime/gpu/protocol.cc \
+	runtime/gpu/rndv.h runtime/gpu/rndv.cc \
 	runtime/coll/device_stage.h runtime/coll/device_stage.cc
 EXTRA_DIST += runtime/gpu/kernels.cu runtime/gpu/cuda_driver.h runtime/gpu/cuda_driver.cc
 
@@ -38,6 +39,20 @@ tests_unit_gpu_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_fake_d
 	tests/unit/gpu_cache_test.cc tests/unit/gpu_pipeline_test.cc tests/unit/gpu_staging_test.cc
 tests_unit_gpu_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_gpu_test_LDADD = $(UNIT_LDADD)
+# The device-buffer rendezvous (IPC, pipeline) through the protocol engine, rank 0 of two.
+check_PROGRAMS += tests/unit/gpu_rndv_test
+TESTS += tests/unit/gpu_rndv_test
+tests_unit_gpu_rndv_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_fake_driver.cc \
+	tests/unit/gpu_rndv_test.cc
+tests_unit_gpu_rndv_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_gpu_rndv_test_LDADD = $(UNIT_LDADD)
+# Allreduce / reduce on device buffers running on the device (coll_sim ranks, the double).
+check_PROGRAMS += tests/unit/gpu_coll_test
+TESTS += tests/unit/gpu_coll_test
+tests_unit_gpu_coll_test_SOURCES = tests/unit/gpu_fake_driver.h tests/unit/gpu_fake_driver.cc \
+	tests/unit/coll_sim.h tests/unit/coll_sim.cc tests/unit/gpu_coll_test.cc
+tests_unit_gpu_coll_test_CPPFLAGS = $(UNIT_CPPFLAGS)
+tests_unit_gpu_coll_test_LDADD = $(UNIT_LDADD)
 
 # The GPU suite (multi-process, through rrun): skips with its reason when no device is present.
 check_PROGRAMS += tests/gpu/gpu_p2p tests/gpu/gpu_coll tests/gpu/gpu_kernels

@@ -16,6 +16,8 @@
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
+#include "runtime/gpu/rndv.h"
 #include "runtime/transport/self/self_transport.h"
 #include "runtime/transport/shm/shm_transport.h"
 #include "runtime/transport/tcp/tcp_transport.h"
@@ -346,6 +348,7 @@ int Engine::poll(void* arg) {
   int events = 0;
   for (auto& tx : e->transports_) events += tx->progress();
   if (!e->pendingPeers_.empty() || !e->getRetry_.empty()) events += e->flushPending();
+  if (__builtin_expect(!e->gpuActive_.empty(), 0)) events += e->progressGpu();
   return events;
 }
 
@@ -398,6 +401,7 @@ void Engine::failPeer(int w, Status why) {
     if (r->kind == core::ReqKind::Send) finishSend(r, Status::ErrProcFailed);
     else finishRecv(r, Status::ErrProcFailed);
   }
+  if (gpu::enabled()) gpu::ipcPeerGone(w);  // its mappings, now that nobody holds them
   // Posted receives that name this peer can never match now.
   for (MatchQueues* q : matcher_.all()) {
     if (!q) continue;

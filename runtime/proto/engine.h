@@ -12,6 +12,11 @@
 //              without one-sided operations, for sizes where copying wins, or when get() is
 //              refused, e.g. CMA denied).
 //   sync       an eager ssend waits for an Ack sent on match; rendezvous implies the match.
+//   device     a large message from GPU memory (gpu::sendProto) always goes rendezvous: Ipc
+//              (same node: the RTS carries a CUDA IPC reference, the receiver copies and sends
+//              FIN) or Copy with the sender's Data fragments fed by a pipeline of device->host
+//              chunk copies; a receiver with a device buffer copies each arrived chunk on to
+//              the device. Their device work is polled from gpuActive_ (empty on host runs).
 //
 // Flow control: an operation that meets NoResource waits on its peer's pending list (sends)
 // or control queue (CTS/FIN/Ack), retried from progress in order, so per-peer order holds.
@@ -53,6 +58,7 @@ enum class Phase : uint8_t {
   GetIssue,     // reading with get (offset = bytes issued, outstanding = in flight)
   RecvWaitFin,  // Put mode: waiting for the sender's FIN
   RecvData,     // Copy mode: Data fragments arriving (offset = bytes arrived)
+  IpcCopy,      // Ipc mode: copying from the sender's device buffer (gpu/rndv.h), then FIN
 };
 
 // Per-protocol settings of one peer, fixed when it is connected.
@@ -152,7 +158,16 @@ class Engine {
   // Protocol steps.
   Status progressSend(Peer& p, core::Request* r);  // Ok = done with the transport
   void matchEager(core::Request* r, core::Request* u, Peer& p);
-  void startRndvRecv(core::Request* r, const wire::RtsHeader& rts, const uint8_t* rkey);
+  void startRndvRecv(core::Request* r, const wire::RtsHeader& rts, const uint8_t* rkey,
+                     const void* ipcRef = nullptr);  // gpu::IpcRef of an Ipc-mode RTS
+  // Device rendezvous (gpu/rndv.h): requests whose device work is polled.
+  void gpuWatch(core::Request* r);
+  void gpuUnwatch(core::Request* r);
+  int progressGpu();
+  void stepGpu(core::Request* r);
+  void startPipeRecv(core::Request* r);
+  static Status pipeTransfer(void* arg, size_t index, void* slot, size_t offset, size_t n);
+  static bool pipeArrived(void* arg, size_t upTo);
   void issueGets(core::Request* r);
   void finishRecv(core::Request* r, Status s);
   void finishSend(core::Request* r, Status s);
@@ -175,6 +190,7 @@ class Engine {
   std::vector<Peer> peers_;
   std::vector<int> pendingPeers_;
   core::List<core::Request, &core::Request::hook> getRetry_;
+  std::vector<core::Request*> gpuActive_;  // device rendezvous in progress
   Matcher matcher_;
   RequestIds ids_;
   bool stats_on_ = false;

@@ -2,11 +2,45 @@
 
 #include "runtime/core/progress.h"
 #include "runtime/gpu/gpu.h"
+#include "runtime/gpu/rndv.h"
 #include "runtime/proto/engine.h"
 
 namespace rrt::proto {
 
 using core::Request;
+
+namespace {
+
+// A send from device memory: small ones are staged whole (bounce); large ones go by CUDA IPC
+// to another process on this node, else by the pipelined rendezvous (gpu/rndv.h), with no
+// staging of the whole message.
+Status startDeviceSend(Request* r) {
+  const wireup::JobInfo& job = engine().job();
+  const int me = engine().rank();
+  const bool sameNode = static_cast<size_t>(r->peer) < job.nodeOf.size() &&
+                        static_cast<size_t>(me) < job.nodeOf.size() &&
+                        job.nodeOf[r->peer] == job.nodeOf[me];
+  gpu::PointerInfo info;
+  switch (gpu::sendProto(r->buf, r->bytes, sameNode, r->peer == me, &info)) {
+    case gpu::Proto::Host:
+      return Status::Ok;  // the memory-type cache was stale: host memory after all
+    case gpu::Proto::Bounce:
+      return gpu::stageSend(r);  // a host copy, freed when the send completes
+    case gpu::Proto::Ipc: {
+      gpu::IpcRef ref;
+      if (gpu::ipcExport(r->buf, r->bytes, info, &ref) == Status::Ok) {
+        RRT_TRY(gpu::ipcSendStart(r, ref));
+      }
+      r->memType = memory::MemType::Cuda;  // not exported: the pipelined rendezvous
+      return Status::Ok;
+    }
+    default:
+      r->memType = memory::MemType::Cuda;
+      return Status::Ok;
+  }
+}
+
+}  // namespace
 
 Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, int tag,
              uint8_t sendFlags, Request** out) {
@@ -41,8 +75,7 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
   }
   r->peer = comm.worldRank(dst);
   if (__builtin_expect(device, 0)) {
-    // Device memory: sent from a host copy (runtime/gpu staging), freed when the send completes.
-    Status st = gpu::stageSend(r);
+    Status st = startDeviceSend(r);
     if (st != Status::Ok) {
       core::requestRelease(r);
       return st;
@@ -51,6 +84,7 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
   Status st = engine().startSend(r);
   if (st != Status::Ok) {
     (void)gpu::unstage(r, st);
+    gpu::rndvEnd(r);
     core::requestRelease(r);
     return st;
   }
@@ -80,8 +114,10 @@ Status irecv(Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag
       return Status::ErrProcFailed;
     }
   }
-  if (__builtin_expect(gpu::isDevice(buf, bytes), 0)) {
-    // Device memory: received into a host buffer, copied to the device before completion.
+  if (__builtin_expect(gpu::isDevice(buf, bytes), 0) && gpu::recvIsDevice(buf, bytes)) {
+    // Device memory: received into a host buffer, copied to the device before completion (by
+    // one copy, chunk by chunk as a pipelined rendezvous arrives, or not at all when an IPC
+    // rendezvous copies straight into the device buffer).
     Status st = gpu::stageRecv(r);
     if (st != Status::Ok) {
       core::requestRelease(r);

@@ -8,6 +8,7 @@
 #include "runtime/core/buffer_pool.h"
 #include "runtime/core/log.h"
 #include "runtime/gpu/gpu.h"
+#include "runtime/gpu/rndv.h"
 #include "runtime/proto/engine.h"
 
 namespace rrt::proto {
@@ -145,9 +146,33 @@ void Engine::onRts(int src, const uint8_t* data, size_t len) {
   }
   memcpy(&h, data, sizeof h);
   if (h.rkeyLen > transport::kMaxRkeyBytes || len < sizeof h + h.rkeyLen ||
-      h.mode > static_cast<uint8_t>(wire::RndvMode::Copy) || !Matcher::validContext(h.m.ctx)) {
+      h.mode > static_cast<uint8_t>(wire::RndvMode::Ipc) || !Matcher::validContext(h.m.ctx)) {
     RRT_WARN("malformed RTS from rank %d dropped", src);
     return;
+  }
+  // Ipc: the sender's device allocation follows; every field is checked before it is used.
+  gpu::IpcRef ipc;
+  const bool isIpc = h.mode == static_cast<uint8_t>(wire::RndvMode::Ipc);
+  if (isIpc) {
+    wire::IpcRts x;
+    if (h.rkeyLen != 0 || len < sizeof h + sizeof x ||
+        h.memType != static_cast<uint8_t>(memory::MemType::Cuda)) {
+      RRT_WARN("malformed IPC RTS from rank %d dropped", src);
+      return;
+    }
+    memcpy(&x, data + sizeof h, sizeof x);
+    if (x.offset > x.allocSize || h.size > x.allocSize - x.offset || x.base == 0 ||
+        x.base + x.allocSize < x.base) {
+      RRT_WARN("IPC RTS from rank %d out of its allocation (offset %llu + size %llu > %llu) "
+               "dropped", src, static_cast<unsigned long long>(x.offset),
+               static_cast<unsigned long long>(h.size), static_cast<unsigned long long>(x.allocSize));
+      return;
+    }
+    memcpy(ipc.key.handle.bytes, x.handle, sizeof x.handle);
+    ipc.key.base = x.base;
+    ipc.key.bufferId = x.bufferId;
+    ipc.allocSize = x.allocSize;
+    ipc.offset = x.offset;
   }
   Peer& p = peers_[static_cast<size_t>(src)];
   p.recvSeq = h.m.seq + 1;
@@ -155,7 +180,7 @@ void Engine::onRts(int src, const uint8_t* data, size_t len) {
   Request* r = matcher_.queues(h.m.ctx).takePosted(h.m.src, h.m.tag);
   if (r) {
     setMatched(r, h.m, src, h.size);
-    startRndvRecv(r, h, rkey);
+    startRndvRecv(r, h, rkey, isIpc ? &ipc : nullptr);
     return;
   }
   Request* u = core::requestAlloc(core::ReqKind::Recv);
@@ -172,10 +197,12 @@ void Engine::onRts(int src, const uint8_t* data, size_t len) {
   u->memType = static_cast<memory::MemType>(h.memType);
   u->rkeyLen = h.rkeyLen;
   memcpy(u->rkey, rkey, h.rkeyLen);
+  if (isIpc) (void)gpu::ipcHold(u, ipc);
   matcher_.queues(h.m.ctx).addUnexpected(u);
 }
 
-void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t* rkey) {
+void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t* rkey,
+                           const void* ipcRef) {
   const int w = r->peer;
   Peer& p = peers_[static_cast<size_t>(w)];
   r->remoteId = rts.sreq;
@@ -189,6 +216,24 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
     return;
   }
   auto mode = static_cast<wire::RndvMode>(rts.mode);
+  if (mode == wire::RndvMode::Ipc) {
+    // Copy straight from the sender's device buffer into ours (the device buffer behind a
+    // staged receive, or host memory). Anything refused: the pipelined copy (CTS Copy).
+    const auto* ref = static_cast<const gpu::IpcRef*>(ipcRef);
+    void* dst = gpu::stagedUser(r) ? gpu::stagedUser(r) : r->buf;
+    Status st = ref && gpu::enabled() ? gpu::ipcRecvStart(r, w, *ref, dst, r->remaining)
+                                      : Status::ErrUnsupported;
+    if (st == Status::Ok) {
+      r->rndvMode = static_cast<uint8_t>(mode);
+      r->phase = static_cast<uint8_t>(Phase::IpcCopy);
+      r->id = ids_.add(r);  // so that a failing peer ends it
+      gpuWatch(r);
+      stepGpu(r);
+      return;
+    }
+    RRT_DEBUG("IPC rendezvous from rank %d refused (%s): pipelined copy", w, statusName(st));
+    mode = wire::RndvMode::Copy;
+  }
   if (mode == wire::RndvMode::Get && !(p.tx->caps().flags & transport::kGetZcopy))
     mode = wire::RndvMode::Copy;
   if (mode == wire::RndvMode::Get) {
@@ -231,6 +276,8 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
                                       ? Phase::RecvWaitFin
                                       : Phase::RecvData);
   sendCtl(w, wire::kCts, &msg, sizeof msg.c + msg.c.rkeyLen);
+  if (__builtin_expect(r->gpuStage != nullptr, 0) && r->phase == static_cast<uint8_t>(Phase::RecvData))
+    startPipeRecv(r);
 }
 
 void Engine::issueGets(Request* r) {
@@ -311,6 +358,10 @@ void Engine::onData(int src, const uint8_t* data, size_t len) {
   }
   memcpy(static_cast<char*>(r->buf) + d.offset, data + sizeof d, plen);
   r->offset += plen;
+  if (__builtin_expect(r->gpuOp != nullptr, 0)) {
+    stepGpu(r);  // chunks on to the device as they complete; finishes after the last copy
+    return;
+  }
   if (r->offset >= r->remaining) finishRecv(r, Status::Ok);
 }
 
@@ -323,6 +374,12 @@ void Engine::finishRecv(Request* r, Status s) {
     Peer& p = peers_[static_cast<size_t>(r->peer)];
     if (p.tx) p.tx->memDereg(r->memHandle);
     r->memHandle = nullptr;
+  }
+  if (__builtin_expect(r->gpuOp != nullptr, 0)) {
+    // IPC copy or pipelined receive: the data went to the device buffer by itself.
+    gpuUnwatch(r);
+    gpu::rndvEnd(r);
+    gpu::dropStage(r);
   }
   if (__builtin_expect(r->gpuStage != nullptr, 0)) s = gpu::unstage(r, s);  // to device memory
   core::requestComplete(r, s);
@@ -349,8 +406,12 @@ void Engine::startRecv(Request* r) {
     rts.memType = static_cast<uint8_t>(u->memType);
     uint8_t rkey[transport::kMaxRkeyBytes];
     memcpy(rkey, u->rkey, u->rkeyLen);
+    gpu::IpcRef ipc;
+    const gpu::IpcRef* held = gpu::ipcHeld(u);
+    if (held) ipc = *held;
+    gpu::rndvEnd(u);
     core::requestRelease(u);
-    startRndvRecv(r, rts, rkey);
+    startRndvRecv(r, rts, rkey, held ? &ipc : nullptr);
     return;
   }
   matchEager(r, u, peers_[static_cast<size_t>(u->peer)]);

@@ -5,6 +5,7 @@
 
 #include "runtime/core/log.h"
 #include "runtime/gpu/gpu.h"
+#include "runtime/gpu/rndv.h"
 #include "runtime/proto/engine.h"
 #include "runtime/proto/p2p.h"
 
@@ -50,11 +51,15 @@ Status Engine::startSend(Request* r) {
   Peer* p = peer(r->peer);
   if (!p->tx || p->failed) return Status::ErrProcFailed;
   const PeerProto& pp = p->proto;
-  if (r->bytes <= pp.eagerLimit) {
+  // A large device buffer that is not staged (gpu::sendProto chose Ipc or Pipelined): always a
+  // rendezvous, Ipc when the buffer was exported, else Copy fed by the device pipeline.
+  const bool deviceRndv = __builtin_expect(r->memType == memory::MemType::Cuda, 0) && !r->gpuStage;
+  if (r->bytes <= pp.eagerLimit && !deviceRndv) {
     r->phase = static_cast<uint8_t>(Phase::EagerSend);
     if (r->flags & core::kSendSync) r->id = ids_.add(r);
   } else {
     auto mode = r->bytes >= pp.zcopyThreshold ? pp.zcopyMode : wire::RndvMode::Copy;
+    if (deviceRndv) mode = gpu::ipcSendRef(r) ? wire::RndvMode::Ipc : wire::RndvMode::Copy;
     r->rndvMode = static_cast<uint8_t>(mode);
     r->id = ids_.add(r);
     if (mode == wire::RndvMode::Get && (p->tx->caps().flags & transport::kNeedsReg)) {
@@ -129,14 +134,29 @@ Status Engine::progressSend(Peer& p, Request* r) {
       h.mode = r->rndvMode;
       h.rkeyLen = r->rkeyLen;
       h.memType = static_cast<uint8_t>(r->memType);
-      Status st = tx->amSend(w, wire::kRts, &h, sizeof h, r->rkey, r->rkeyLen);
+      const void* ext = r->rkey;
+      size_t extLen = r->rkeyLen;
+      wire::IpcRts ipc;
+      const bool isIpc = r->rndvMode == static_cast<uint8_t>(wire::RndvMode::Ipc);
+      if (isIpc) {
+        const gpu::IpcRef* ref = gpu::ipcSendRef(r);
+        memcpy(ipc.handle, ref->key.handle.bytes, sizeof ipc.handle);
+        ipc.base = ref->key.base;
+        ipc.bufferId = ref->key.bufferId;
+        ipc.allocSize = ref->allocSize;
+        ipc.offset = ref->offset;
+        ext = &ipc;
+        extLen = sizeof ipc;
+        h.rkeyLen = 0;
+      }
+      Status st = tx->amSend(w, wire::kRts, &h, sizeof h, ext, extLen);
       if (st != Status::Ok) {
         if (st != Status::NoResource) finishSend(r, st);
         return st;
       }
-      r->phase = static_cast<uint8_t>(r->rndvMode == static_cast<uint8_t>(wire::RndvMode::Get)
-                                          ? Phase::WaitFin
-                                          : Phase::WaitCts);
+      r->phase = static_cast<uint8_t>(
+          r->rndvMode == static_cast<uint8_t>(wire::RndvMode::Get) || isIpc ? Phase::WaitFin
+                                                                             : Phase::WaitCts);
       return Status::Ok;
     }
     case Phase::PutSend: {
@@ -211,6 +231,10 @@ void Engine::finishSend(Request* r, Status s) {
     r->memHandle = nullptr;
   }
   r->status.bytes = r->bytes;
+  if (__builtin_expect(r->gpuOp != nullptr, 0)) {
+    gpuUnwatch(r);
+    gpu::rndvEnd(r);
+  }
   if (__builtin_expect(r->gpuStage != nullptr, 0)) s = gpu::unstage(r, s);  // frees the staging
   core::requestComplete(r, s);
 }
@@ -256,6 +280,24 @@ void Engine::onCts(int src, const uint8_t* data, size_t len) {
     }
   } else {
     r->phase = static_cast<uint8_t>(Phase::DataSend);
+    if (r->memType == memory::MemType::Cuda && !r->gpuStage) {
+      // A device buffer (also an IPC send the receiver turned down): Data fragments fed by the
+      // pipeline of device->host chunk copies, polled from gpuActive_.
+      Status st = c.len ? gpu::pipeSendStart(r, c.len, &Engine::pipeTransfer, r) : Status::Ok;
+      if (st != Status::Ok || c.len == 0) {
+        if (st != Status::Ok) {
+          RRT_WARN("pipelined send of device memory to rank %d cannot start: %s", src,
+                   statusName(st));
+          wire::FinHeader f{c.rreq, static_cast<int32_t>(st), 0};
+          sendCtl(src, wire::kFin, &f, sizeof f);
+        }
+        finishSend(r, st);
+        return;
+      }
+      gpuWatch(r);
+      stepGpu(r);
+      return;
+    }
   }
   Peer& p = peers_[static_cast<size_t>(src)];
   if (!p.pending.empty()) {
@@ -284,7 +326,9 @@ void Engine::onFin(int src, const uint8_t* data, size_t len) {
        r->phase == static_cast<uint8_t>(Phase::WaitCts))) {
     finishSend(r, why);
   } else if (r->kind == core::ReqKind::Recv &&
-             r->phase == static_cast<uint8_t>(Phase::RecvWaitFin)) {
+             (r->phase == static_cast<uint8_t>(Phase::RecvWaitFin) ||
+              (r->phase == static_cast<uint8_t>(Phase::RecvData) && f.status != 0))) {
+    // RecvData: the sender's pipelined copy failed; no more Data comes.
     finishRecv(r, why);
   } else {
     RRT_WARN("FIN in unexpected state %d from rank %d dropped", r->phase, src);

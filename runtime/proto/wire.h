@@ -47,7 +47,9 @@ struct EagerSyncHeader {
 } __attribute__((packed));
 static_assert(sizeof(EagerSyncHeader) == 32, "eager sync header is 32 bytes");
 
-enum class RndvMode : uint8_t { Get = 0, Put = 1, Copy = 2 };
+// Ipc: the sender's buffer is GPU memory on this node; an IpcRts follows the RTS (rkeyLen 0),
+// the receiver copies from the opened CUDA IPC mapping and sends FIN (or CTS Copy to fall back).
+enum class RndvMode : uint8_t { Get = 0, Put = 1, Copy = 2, Ipc = 3 };
 
 struct RtsHeader {
   MatchHeader m;
@@ -60,6 +62,17 @@ struct RtsHeader {
   uint8_t pad[5];
 } __attribute__((packed));
 static_assert(sizeof(RtsHeader) == 48, "RTS header is 48 bytes");
+
+// After an RTS of mode Ipc: the sender's device allocation as CUDA IPC sees it. The receiver
+// checks offset + size against allocSize before opening anything.
+struct IpcRts {
+  uint8_t handle[64];  // CUipcMemHandle of the allocation
+  uint64_t base;       // the allocation's base in the sender's address space
+  uint64_t bufferId;   // the driver's buffer id: a new one at the same base = a new allocation
+  uint64_t allocSize;  // the allocation's length
+  uint64_t offset;     // the message's first byte within it
+} __attribute__((packed));
+static_assert(sizeof(IpcRts) == 96, "IPC RTS extension is 96 bytes");
 
 struct CtsHeader {
   uint64_t sreq;     // the sender's request (from the RTS)

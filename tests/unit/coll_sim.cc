@@ -6,6 +6,7 @@
 #include <random>
 
 #include "runtime/core/progress.h"
+#include "runtime/gpu/gpu.h"
 
 namespace rrt::coll::sim {
 namespace {
@@ -38,6 +39,17 @@ struct State {
 };
 State* gState = nullptr;
 
+// Message bytes move like the real protocol moves them: through the GPU driver when either side
+// is device memory (a test with the driver double), else memcpy.
+void moveBytes(void* dst, const void* src, size_t n) {
+  if (!n) return;
+  if (gpu::enabled() && (gpu::isDevice(dst, n) || gpu::isDevice(src, n))) {
+    (void)gpu::copy(dst, src, n);
+    return;
+  }
+  std::memcpy(dst, src, n);
+}
+
 void deliver(Msg& m, core::Request* rreq) {
   const void* data = m.sreq ? m.buf : m.copy.data();
   size_t n = m.bytes;
@@ -46,7 +58,7 @@ void deliver(Msg& m, core::Request* rreq) {
     n = rreq->bytes;
     s = Status::ErrTruncate;
   }
-  if (n) std::memcpy(rreq->buf, data, n);
+  moveBytes(rreq->buf, data, n);
   rreq->status.bytes = n;
   rreq->status.tag = m.tag;
   gState->toComplete.push_back({rreq, s});
@@ -70,7 +82,8 @@ Status simIsend(proto::Comm& comm, uint32_t ctx, const void* buf, size_t bytes, 
   const int me = worldOf(comm, comm.rank), to = worldOf(comm, dst);
   Msg m{ctx, me, tag, buf, bytes, {}, r};
   if (st.mode == Mode::Eager) {
-    m.copy.assign(static_cast<const char*>(buf), static_cast<const char*>(buf) + bytes);
+    m.copy.resize(bytes);
+    moveBytes(m.copy.data(), buf, bytes);
     m.sreq = nullptr;
     st.toComplete.push_back({r, Status::Ok});
   }

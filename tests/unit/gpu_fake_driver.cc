@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "runtime/coll/op.h"
+
 namespace rrt::gpu::test {
 
 namespace {
@@ -17,6 +19,10 @@ size_t pageRound(size_t n) {
 
 FakeDriver::~FakeDriver() {
   for (auto& [base, a] : dev_) munmap(reinterpret_cast<void*>(base), a.mapped);
+  for (auto& [local, m] : mappings_) {
+    if (m.zombie) free(reinterpret_cast<void*>(m.target));
+    munmap(reinterpret_cast<void*>(local), m.mapped);
+  }
 }
 
 void* FakeDriver::devAlloc(size_t bytes) {
@@ -34,11 +40,42 @@ void* FakeDriver::devAlloc(size_t bytes) {
   return reinterpret_cast<void*>(base);
 }
 
+void* FakeDriver::devAllocAt(void* at, size_t bytes) {
+  constexpr size_t kChunk = size_t{2} << 20;
+  const size_t mapped = (pageRound(bytes ? bytes : 1) + kChunk - 1) / kChunk * kChunk;
+  void* p = mmap(at, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  if (p != at) {
+    munmap(p, mapped);
+    return nullptr;
+  }
+  dev_[reinterpret_cast<uintptr_t>(p)] = Alloc{bytes ? bytes : 1, mapped, nextId_++};
+  return p;
+}
+
 void FakeDriver::devFree(void* p) {
   auto it = dev_.find(reinterpret_cast<uintptr_t>(p));
   if (it == dev_.end()) return;
+  // As with CUDA, an importer's open mapping keeps the old memory alive: it keeps the old
+  // bytes (a private copy), whatever is allocated at this address later.
+  for (auto& [local, m] : mappings_) {
+    if (m.zombie || m.target != it->first || m.id != it->second.id) continue;
+    void* keep = malloc(m.bytes);
+    devRead(keep, p, m.bytes);
+    m.target = reinterpret_cast<uintptr_t>(keep);
+    m.zombie = true;
+  }
   munmap(p, it->second.mapped);
   dev_.erase(it);
+}
+
+uintptr_t FakeDriver::translate(uintptr_t a, size_t n, bool* ok) const {
+  auto it = mappings_.upper_bound(a);
+  if (it == mappings_.begin()) return a;
+  --it;
+  if (a - it->first >= it->second.mapped) return a;
+  if (a - it->first + n > it->second.bytes) *ok = false;  // past the peer's allocation
+  return it->second.target + (a - it->first);
 }
 
 const FakeDriver::Alloc* FakeDriver::find(uintptr_t a, uintptr_t* base) const {
@@ -80,11 +117,46 @@ void FakeDriver::run(const CopyLog& c) {
   protect(c.dst, c.n, false);
 }
 
+Status FakeDriver::reduce(int op, int type, const void* in, void* inout, size_t n, Stream) {
+  if (!reduceOnDevice) return Status::ErrUnsupported;
+  coll::Kernel k = coll::kernelFor(op, type);
+  if (!k) return Status::ErrUnsupported;
+  if (n == 0) return Status::Ok;  // a probe: the kernel exists
+  if (failCopies) return Status::ErrArg;
+  if (failReduces) return Status::ErrTransport;  // e.g. the kernel launch fails
+  ++reduces;
+  // Queued like a copy (n = 0 in the log: run() skips it), executed in stream order.
+  log.push_back(CopyLog{reinterpret_cast<uintptr_t>(inout), reinterpret_cast<uintptr_t>(in), 0, false});
+  reduceOps_[log.size() - 1] = Reduce{op, type, reinterpret_cast<uintptr_t>(in),
+                                      reinterpret_cast<uintptr_t>(inout), n};
+  queue_.push_back(log.size() - 1);
+  ++issued_;
+  if (!manual) completeAll();
+  return Status::Ok;
+}
+
 size_t FakeDriver::completeNext() {
   if (queue_.empty()) return 0;
-  CopyLog& c = log[queue_.front()];
+  const size_t idx = queue_.front();
+  CopyLog& c = log[idx];
   queue_.pop_front();
-  run(c);
+  auto red = reduceOps_.find(idx);
+  if (red != reduceOps_.end()) {
+    // The element size: from the host kernel's view, n base elements; open both ranges.
+    const Reduce& r = red->second;
+    size_t esz = 0;
+    rrt_type_size(r.type, &esz);
+    const size_t bytes = r.n * esz;
+    protect(r.in, bytes, true);
+    protect(r.inout, bytes, true);
+    coll::kernelFor(r.op, r.type)(reinterpret_cast<const void*>(r.in),
+                                  reinterpret_cast<void*>(r.inout), r.n);
+    protect(r.in, bytes, false);
+    protect(r.inout, bytes, false);
+    reduceOps_.erase(red);
+  } else {
+    run(c);
+  }
   c.done = true;
   ++completed_;
   return queue_.size();
@@ -139,7 +211,16 @@ Status FakeDriver::eventQuery(Event e) {
 
 Status FakeDriver::memcpyAsync(void* dst, const void* src, size_t len, Stream) {
   if (failCopies) return Status::ErrArg;
-  log.push_back(CopyLog{reinterpret_cast<uintptr_t>(dst), reinterpret_cast<uintptr_t>(src), len, false});
+  if (failCopyAfter == 0) {
+    failCopyAfter = -1;
+    return Status::ErrTransport;
+  }
+  if (failCopyAfter > 0) --failCopyAfter;
+  bool ok = true;
+  const uintptr_t d = translate(reinterpret_cast<uintptr_t>(dst), len, &ok);
+  const uintptr_t s = translate(reinterpret_cast<uintptr_t>(src), len, &ok);
+  if (!ok) return Status::ErrArg;
+  log.push_back(CopyLog{d, s, len, false});
   queue_.push_back(log.size() - 1);
   ++issued_;
   if (!manual) completeAll();
@@ -174,21 +255,24 @@ Status FakeDriver::ipcOpen(const IpcHandle& h, void** base) {
   memcpy(&b, h.bytes, sizeof b);
   memcpy(&id, h.bytes + 8, sizeof id);
   uintptr_t found;
+  if (failIpcOpen) return Status::ErrTransport;
   const Alloc* a = find(b, &found);
-  if (!a || a->id != id) return Status::ErrArg;  // the exporter freed it
+  if (!a || a->id != id || found != b) return Status::ErrArg;  // the exporter freed it
   ++ipcOpens;
-  // A distinct local address per open, as a real mapping would have.
-  void* local = malloc(1);
-  mappings_[local] = id;
+  // A distinct local address range per open, as a real mapping has; copies translate it.
+  void* local = mmap(nullptr, a->mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (local == MAP_FAILED) return Status::ErrNoMemory;
+  mappings_[reinterpret_cast<uintptr_t>(local)] = Mapping{b, a->bytes, a->mapped, id, false};
   *base = local;
   return Status::Ok;
 }
 
 Status FakeDriver::ipcClose(void* base) {
-  auto it = mappings_.find(base);
+  auto it = mappings_.find(reinterpret_cast<uintptr_t>(base));
   if (it == mappings_.end()) return Status::ErrArg;
   ++ipcCloses;
-  free(base);
+  if (it->second.zombie) free(reinterpret_cast<void*>(it->second.target));
+  munmap(base, it->second.mapped);
   mappings_.erase(it);
   return Status::Ok;
 }

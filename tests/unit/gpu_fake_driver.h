@@ -22,6 +22,8 @@ class FakeDriver final : public Driver {
 
   // Device allocations (page-granular, PROT_NONE between copies).
   void* devAlloc(size_t bytes);
+  // At a given address (one a devFree gave back): a new allocation, new buffer id, same place.
+  void* devAllocAt(void* at, size_t bytes);
   void devFree(void* p);
   // Test access to device bytes (opens the protection around a memcpy).
   void devWrite(void* dst, const void* src, size_t n);
@@ -39,6 +41,11 @@ class FakeDriver final : public Driver {
   };
   std::vector<CopyLog> log;  // in issue order
   bool failCopies = false;   // memcpyAsync returns ErrArg (a freed pointer)
+  int failCopyAfter = -1;    // >= 0: that many more memcpyAsync succeed, then one fails
+  bool failIpcOpen = false;  // ipcOpen returns ErrTransport
+  bool failReduces = false;    // reduce (n > 0) returns ErrTransport
+  bool reduceOnDevice = true;  // reduce implements the predefined ops (else ErrUnsupported)
+  uint64_t reduces = 0, memAllocs = 0, memFrees = 0;
 
   uint64_t pointerQueries = 0, hostAllocs = 0, hostFrees = 0, ipcGets = 0, ipcOpens = 0,
            ipcCloses = 0, streams = 0, syncs = 0;
@@ -55,14 +62,32 @@ class FakeDriver final : public Driver {
   Status eventQuery(Event e) override;
   Status memcpyAsync(void* dst, const void* src, size_t len, Stream s) override;
   Status hostAlloc(size_t len, void** out) override;
+  Status memAlloc(size_t len, void** out) override {
+    ++memAllocs;
+    *out = devAlloc(len);
+    return *out ? Status::Ok : Status::ErrNoMemory;
+  }
+  void memFree(void* p) override {
+    ++memFrees;
+    devFree(p);
+  }
   void hostFree(void* p) override;
   Status ipcGetHandle(const void* base, IpcHandle* out) override;
   Status ipcOpen(const IpcHandle& h, void** base) override;
   Status ipcClose(void* base) override;
-  Status reduce(int, int, const void*, void*, size_t, Stream) override { return Status::ErrUnsupported; }
+  // The device kernels' semantics (kernels.cu) through the host kernels of runtime/coll, on
+  // device memory; ordered with the copies (it runs when the queue before it has run).
+  Status reduce(int op, int type, const void* in, void* inout, size_t n, Stream s) override;
 
   size_t liveDeviceAllocations() const { return dev_.size(); }
   size_t liveIpcMappings() const { return mappings_.size(); }
+  // An IPC mapping's local address -> the device address it stands for (copies translate it).
+  struct Mapping {
+    uintptr_t target;  // the exporter's allocation, or a private copy of it once that was freed
+    size_t bytes, mapped;
+    uint64_t id;
+    bool zombie;       // the exporter freed the allocation: target is the old bytes, kept
+  };
 
  private:
   struct Alloc {
@@ -80,7 +105,14 @@ class FakeDriver final : public Driver {
   std::deque<size_t> queue_;  // indices into log
   uint64_t issued_ = 0, completed_ = 0;
   uint64_t nextId_ = 1;
-  std::map<void*, uint64_t> mappings_;  // opened IPC mappings -> buffer id
+  uintptr_t translate(uintptr_t a, size_t n, bool* ok) const;
+  std::map<uintptr_t, Mapping> mappings_;  // opened IPC mappings by local base
+  struct Reduce {
+    int op, type;
+    uintptr_t in, inout;
+    size_t n;
+  };
+  std::map<size_t, Reduce> reduceOps_;  // log index of a queued reduce -> what it does
 };
 
 }  // namespace rrt::gpu::test
