@@ -2,6 +2,7 @@
 // services what arrived (bounds checks, data into / out of window memory, accumulates in issue
 // order per origin, lock grants, post / complete notices). Completion callbacks only queue
 // work; everything that sends or posts runs from poll(), never inside the engine's handlers.
+#include <cinttypes>
 #include <cstring>
 
 #include "runtime/coll/op.h"
@@ -78,6 +79,13 @@ bool resolve(const Window& w, uint64_t disp, uint64_t bytes, char** out) {
   return true;
 }
 
+// A request the window refuses (out of range, malformed, out of order): one log line, then the
+// origin gets the error in its answer.
+void refused(int src, const RmaHeader& h, Status st) {
+  RRT_WARN("rma: refused operation %u (id %u, %" PRIu64 " bytes at displacement %" PRIu64
+           ") from rank %d: %s", h.op, h.id, h.bytes, h.disp, src, statusName(st));
+}
+
 void sendAck(Window& w, int dst, uint32_t id, Status st) {
   RmaAck a{static_cast<int32_t>(toC(st)), 0};
   if (sendCopy(w, dst, rmaReplyTag(id), &a, sizeof a) != Status::Ok)
@@ -89,7 +97,8 @@ Status checkAcc(const RmaHeader& h, size_t* elem) {
   *elem = core::predefinedTypeSize(h.type);
   if (h.type < 0 || h.type >= RRT_PREDEFINED_TYPE_COUNT || *elem == 0) return Status::ErrType;
   if (h.bytes % *elem) return Status::ErrCount;
-  if (static_cast<RmaOp>(h.op) == RmaOp::Cas) return Status::Ok;
+  // Compare-and-swap reads and writes exactly one element of target memory.
+  if (static_cast<RmaOp>(h.op) == RmaOp::Cas) return h.bytes == *elem ? Status::Ok : Status::ErrCount;
   if (h.rop == RRT_REPLACE || h.rop == RRT_NO_OP) return Status::Ok;
   if (h.rop < 0 || h.rop >= RRT_PREDEFINED_OP_COUNT || !coll::kernelFor(h.rop, h.type))
     return Status::ErrOp;
@@ -103,14 +112,15 @@ void applyAcc(Window& w, int src, const RmaHeader& h, const char* data, Status s
   size_t elem = 1;
   if (st == Status::Ok) st = checkAcc(h, &elem);
   if (st == Status::Ok && !resolve(w, h.disp, h.bytes, &addr)) st = Status::ErrRmaRange;
+  if (st != Status::Ok) refused(src, h, st);
   const bool fetch = op != RmaOp::Acc;
   char small[proto::wire::kRmaInlineMax];
   char* old = nullptr;
   if (fetch && st == Status::Ok) {
     old = h.bytes <= sizeof small ? small : new char[h.bytes];
-    std::memcpy(old, addr, h.bytes);
+    if (h.bytes) std::memcpy(old, addr, h.bytes);  // addr is nullptr for 0 bytes of a dynamic window
   }
-  if (st == Status::Ok) {
+  if (st == Status::Ok && h.bytes) {
     if (op == RmaOp::Cas) {
       if (std::memcmp(addr, data, elem) == 0) std::memcpy(addr, data + elem, elem);
     } else if (h.rop == RRT_REPLACE) {
@@ -130,17 +140,44 @@ void applyAcc(Window& w, int src, const RmaHeader& h, const char* data, Status s
   if (s != Status::Ok) RRT_WARN("rma: could not answer rank %d", src);
 }
 
+void linkWaiting(Window& w, TargetOp* t) {
+  t->prevWaiting = nullptr;
+  t->nextWaiting = w.waiting;
+  if (w.waiting) w.waiting->prevWaiting = t;
+  w.waiting = t;
+}
+
+void unlinkWaiting(TargetOp* t) {
+  if (!t->req) return;  // its receive completed at once: never linked
+  Window& w = *t->win;
+  if (t->prevWaiting) t->prevWaiting->nextWaiting = t->nextWaiting;
+  else w.waiting = t->nextWaiting;
+  if (t->nextWaiting) t->nextWaiting->prevWaiting = t->prevWaiting;
+  t->prevWaiting = t->nextWaiting = nullptr;
+  t->req = nullptr;
+}
+
+// The data receive of t ended: what it got decides the op's status (a cancelled receive drops
+// the op: dropWaiting).
+void dataDone(core::Request* r, TargetOp* t) {
+  unlinkWaiting(t);
+  if (r->status.cancelled) t->dropped = true;
+  if (t->status == Status::Ok && r->status.error != RRT_SUCCESS) {
+    t->status = static_cast<Status>(r->status.error);
+    RRT_WARN("rma: the data of operation %u from rank %d failed: %s", t->h.id, t->src,
+             statusName(t->status));
+  }
+}
+
 void putDataDone(core::Request* r, void* arg) {
   auto* t = static_cast<TargetOp*>(arg);
-  if (t->status == Status::Ok && r->status.error != RRT_SUCCESS)
-    t->status = static_cast<Status>(r->status.error);
+  dataDone(r, t);
   t->win->readyPuts.push_back(t);
 }
 
 void accDataDone(core::Request* r, void* arg) {
   auto* t = static_cast<TargetOp*>(arg);
-  if (t->status == Status::Ok && r->status.error != RRT_SUCCESS)
-    t->status = static_cast<Status>(r->status.error);
+  dataDone(r, t);
   t->ready = true;
   ++t->win->accReady;
 }
@@ -165,6 +202,8 @@ void receiveData(Window& w, TargetOp* t, void* buf, size_t bytes,
     r->onComplete = done;
     r->onCompleteArg = t;
     r->userFreed = true;
+    t->req = r;
+    linkWaiting(w, t);
   }
 }
 
@@ -174,10 +213,12 @@ bool grantable(const Window& w, uint8_t type) {
 }
 
 void grant(Window& w, int src, uint8_t type, uint32_t id) {
-  if (type == RRT_LOCK_EXCLUSIVE)
+  if (type == RRT_LOCK_EXCLUSIVE) {
     w.exclusiveHolder = src;
-  else
+  } else {
     ++w.sharedHolders;
+    ++w.sharedBy[static_cast<size_t>(src)];
+  }
   sendAck(w, src, id, Status::Ok);
 }
 
@@ -202,10 +243,12 @@ void handleHeader(Window& w, HeaderSlot* s) {
       Status st = resolve(w, h.disp, h.bytes, &addr) ? Status::Ok : Status::ErrRmaRange;
       if (h.inlined) {
         if (st == Status::Ok && payloadBytes != h.bytes) st = Status::ErrCount;
+        if (st != Status::Ok) refused(src, h, st);
         if (st == Status::Ok && h.bytes) std::memcpy(addr, payload, h.bytes);
         sendAck(w, src, h.id, st);
         return;
       }
+      if (st != Status::Ok) refused(src, h, st);
       auto* t = new TargetOp;
       t->win = &w;
       t->src = src;
@@ -219,6 +262,7 @@ void handleHeader(Window& w, HeaderSlot* s) {
     case RmaOp::Get: {
       char* addr = nullptr;
       const bool ok = resolve(w, h.disp, h.bytes, &addr);
+      if (!ok) refused(src, h, Status::ErrRmaRange);
       // From window memory, zero-copy for large ones; an empty answer reports the range error.
       if (sendFrom(w, src, rmaReplyTag(h.id), addr, ok ? h.bytes : 0, nullptr) != Status::Ok)
         RRT_WARN("rma: could not answer a get of rank %d", src);
@@ -226,6 +270,7 @@ void handleHeader(Window& w, HeaderSlot* s) {
     }
     case RmaOp::Lock:
       if (h.lockType != RRT_LOCK_SHARED && h.lockType != RRT_LOCK_EXCLUSIVE) {
+        refused(src, h, Status::ErrArg);
         sendAck(w, src, h.id, Status::ErrArg);
       } else if (w.lockQueue.empty() && grantable(w, h.lockType)) {
         grant(w, src, h.lockType, h.id);
@@ -235,12 +280,16 @@ void handleHeader(Window& w, HeaderSlot* s) {
       return;
     case RmaOp::Unlock: {
       Status st = Status::Ok;
-      if (w.exclusiveHolder == src)
+      // Only a lock src holds (a stray unlock must not release another origin's lock).
+      if (w.exclusiveHolder == src) {
         w.exclusiveHolder = -1;
-      else if (w.sharedHolders > 0)
+      } else if (w.sharedBy[static_cast<size_t>(src)] > 0) {
+        --w.sharedBy[static_cast<size_t>(src)];
         --w.sharedHolders;
-      else
+      } else {
         st = Status::ErrRmaSync;
+        refused(src, h, st);
+      }
       sendAck(w, src, h.id, st);
       while (!w.lockQueue.empty() && grantable(w, w.lockQueue.front().type)) {
         const Window::LockWaiter q = w.lockQueue.front();
@@ -293,6 +342,7 @@ void handleHeader(Window& w, HeaderSlot* s) {
   if (st == Status::Ok) st = checkAcc(h, &dummy);
   if (st == Status::Ok && !resolve(w, h.disp, h.bytes, &addr)) st = Status::ErrRmaRange;
   t->status = st;
+  if (st != Status::Ok) refused(src, h, st);
   if (st == Status::Ok) {
     t->data = new (std::nothrow) char[want ? want : 1];
     t->owned = true;
@@ -316,7 +366,7 @@ int service(Window& w) {
   while (!w.readyPuts.empty()) {
     TargetOp* t = w.readyPuts.front();
     w.readyPuts.pop_front();
-    sendAck(w, t->src, t->h.id, t->status);
+    if (!t->dropped) sendAck(w, t->src, t->h.id, t->status);
     delete t;
     ++events;
   }
@@ -327,7 +377,7 @@ int service(Window& w) {
         TargetOp* t = q.front();
         q.pop_front();
         --w.accReady;
-        applyAcc(w, static_cast<int>(src), t->h, t->data, t->status);
+        if (!t->dropped) applyAcc(w, static_cast<int>(src), t->h, t->data, t->status);
         if (t->owned) delete[] t->data;
         delete t;
         ++events;
@@ -346,6 +396,23 @@ Status postSlots(Window& w) {
     RRT_TRY(postSlot(w.slots.back().get()));
   }
   return Status::Ok;
+}
+
+Status dropWaiting(Window& w) {
+  if (!w.waiting) return Status::Ok;
+  RRT_WARN("rma: window freed while operations wait for data their origins never sent");
+  // cancel() completes an unmatched receive at once (its callback unlinks it), so walk from a
+  // saved next.
+  for (TargetOp* t = w.waiting; t;) {
+    TargetOp* next = t->nextWaiting;
+    (void)proto::cancel(t->req);
+    t = next;
+  }
+  // Matched ones complete as their data arrives (or their origin fails); then every dropped op
+  // is serviced (deleted, not applied or answered).
+  Status st = core::waitFor([&w] { return w.waiting == nullptr; });
+  Status s2 = core::waitFor([&w] { return !w.busy() && w.sendsInFlight == 0; });
+  return st != Status::Ok ? st : s2;
 }
 
 void cancelSlots(Window& w) {

@@ -14,9 +14,11 @@
 namespace rrt::rma {
 namespace {
 
+// Never destroyed: rrt_finalize may run from an atexit handler registered before the first
+// window, after static destructors registered later have run.
 std::vector<Window*>& table() {
-  static std::vector<Window*> t;
-  return t;
+  static auto* t = new std::vector<Window*>;
+  return *t;
 }
 
 void freeAligned(char* p) { std::free(p); }
@@ -108,6 +110,7 @@ Status create(proto::Comm& parent, Kind kind, void* base, size_t size, int dispU
   w->accQueue.resize(n);
   w->postsFrom.assign(n, 0);
   w->completesFrom.assign(n, 0);
+  w->sharedBy.assign(n, 0);
   ensurePoller();
   Status st = postSlots(*w);
   if (st != Status::Ok) {
@@ -147,12 +150,16 @@ Status detach(Window& w, const void* base) {
 
 Status free(Window* w) {
   // Our own operations first, then everyone's: after the barrier no rank sends to us again.
+  // (quiet(), not !busy(): accumulates queued behind one whose data a peer never sends must
+  // not hold free() forever; dropWaiting() ends them.)
   Status st = flush(*w, -1);
-  Status s2 = core::waitFor([w] { return !w->busy() && w->sendsInFlight == 0; });
+  Status s2 = core::waitFor([w] { return w->quiet(); });
   if (st == Status::Ok) st = s2;
   s2 = barrier(*w);
   if (st == Status::Ok) st = s2;
-  s2 = core::waitFor([w] { return !w->busy() && w->sendsInFlight == 0; });
+  s2 = core::waitFor([w] { return w->quiet(); });
+  if (st == Status::Ok) st = s2;
+  s2 = dropWaiting(*w);
   if (st == Status::Ok) st = s2;
   cancelSlots(*w);
   for (auto& q : w->accQueue)

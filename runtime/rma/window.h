@@ -58,7 +58,12 @@ struct TargetOp {
   char* data = nullptr;       // the payload (owned when owned)
   bool owned = false;
   bool ready = false;         // payload arrived
+  bool dropped = false;       // its data never came (window freed): neither applied nor answered
   Status status = Status::Ok;
+  // While its data receive is posted: the request, and its links in Window::waiting.
+  core::Request* req = nullptr;
+  TargetOp* prevWaiting = nullptr;
+  TargetOp* nextWaiting = nullptr;
 };
 
 struct Region {
@@ -92,9 +97,12 @@ struct Window {
   std::vector<std::deque<TargetOp*>> accQueue;  // per origin: accumulates in issue order
   size_t accReady = 0;                        // accumulates whose data arrived
   uint64_t sendsInFlight = 0;                 // answers (acks, get data) not yet sent
-  // Locks held on this rank's window: one exclusive holder or any number of shared ones.
+  TargetOp* waiting = nullptr;                // ops whose data receive is posted (a list)
+  // Locks held on this rank's window: one exclusive holder or any number of shared ones
+  // (sharedBy: per origin, so that an origin can release only the locks it holds).
   int exclusiveHolder = -1;
   int sharedHolders = 0;
+  std::vector<uint32_t> sharedBy;
   struct LockWaiter {
     int src;
     uint8_t type;
@@ -111,6 +119,16 @@ struct Window {
 
   bool busy() const {
     return !readySlots.empty() || !readyPuts.empty() || accReady > 0;
+  }
+  // Nothing left that can move without more messages: no queued header or finished put, no
+  // accumulate whose turn has come, no answer in flight. (An accumulate queued behind one that
+  // waits for its data is not work: busy() stays true for it, so free() waits for quiet().)
+  bool quiet() const {
+    if (!readySlots.empty() || !readyPuts.empty() || sendsInFlight != 0) return false;
+    if (accReady > 0)
+      for (const auto& q : accQueue)
+        if (!q.empty() && q.front()->ready) return false;
+    return true;
   }
 };
 
@@ -157,6 +175,10 @@ Status control(Window& w, proto::wire::RmaOp op, int target, uint8_t lockType, b
 // ---- target side (target.cc) -----------------------------------------------------------------
 Status postSlots(Window& w);
 void cancelSlots(Window& w);
+// free(): operations still waiting for their data (an origin sent the header, never the data)
+// are dropped: receives not yet matched are cancelled, matched ones waited for; none is applied
+// or answered.
+Status dropWaiting(Window& w);
 // The rma poller: services every window's queued work. Registered on the first window.
 int poll(void*);
 void ensurePoller();

@@ -7,7 +7,7 @@
 # where the build has verbs, run over the software RDMA device).
 FUZZ_TARGETS = tests/fuzz/fuzz_engine_am tests/fuzz/fuzz_shm_ring tests/fuzz/fuzz_shm_connect \
 	tests/fuzz/fuzz_config tests/fuzz/fuzz_rrun_options tests/fuzz/fuzz_tcp_stream \
-	tests/fuzz/fuzz_tcp_address
+	tests/fuzz/fuzz_tcp_address tests/fuzz/fuzz_rma_target
 if HAVE_VERBS
 FUZZ_TARGETS += tests/fuzz/fuzz_verbs_address
 endif
@@ -42,6 +42,9 @@ tests_fuzz_fuzz_tcp_stream_LDFLAGS = $(FUZZ_LINK)
 tests_fuzz_fuzz_tcp_address_SOURCES = tests/fuzz/fuzz_tcp_address.cc $(FUZZ_COMMON)
 tests_fuzz_fuzz_tcp_address_LDADD = librrtint.la
 tests_fuzz_fuzz_tcp_address_LDFLAGS = $(FUZZ_LINK)
+tests_fuzz_fuzz_rma_target_SOURCES = tests/fuzz/fuzz_rma_target.cc $(FUZZ_COMMON)
+tests_fuzz_fuzz_rma_target_LDADD = librrtint.la
+tests_fuzz_fuzz_rma_target_LDFLAGS = $(FUZZ_LINK)
 if HAVE_VERBS
 tests_fuzz_fuzz_verbs_address_SOURCES = tests/fuzz/fuzz_verbs_address.cc $(FUZZ_COMMON)
 tests_fuzz_fuzz_verbs_address_LDADD = librrtint.la

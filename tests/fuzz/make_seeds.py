@@ -212,3 +212,49 @@ write('fuzz_verbs_address', 'v3-descending', verbs_addr3([(0x11, 5), (0x12, 6), 
                                                          classes=((8256, 16), (1024, 64))))
 write('fuzz_verbs_address', 'v3-small-largest', verbs_addr3([(0x11, 5), (0x12, 6), (0, 0), (0, 0)],
                                                             classes=((256, 64), (4096, 16))))
+
+
+# ---- fuzz_rma_target: requests to a window (see fuzz_rma_target.cc) ------------------------
+PUT, GET, ACC, GETACC, CAS, LOCK, UNLOCK, POST, COMPLETE = range(1, 10)
+
+
+def rma_header(op, bytes_=8, disp=0, inlined=1, type_=0, rop=0, id_=1, lock=0):
+    return struct.pack('<BBBBiiIQQ', op, lock, inlined, 0, type_, rop, id_, bytes_, disp)
+
+
+def rma_req(win, body, flags=3):
+    return bytes([0, win, flags]) + struct.pack('<H', len(body)) + body
+
+
+def rma_data(win, id_, length):
+    return bytes([1, win]) + struct.pack('<IH', id_, length)
+
+
+RMA_PROGRESS = bytes([2])
+INT64, SUM, REPLACE, NO_OP = 5, 0, 12, 13
+write('fuzz_rma_target', 'put-inline', rma_req(0, rma_header(PUT, 8, 16) + bytes(range(8))))
+write('fuzz_rma_target', 'put-data', rma_req(0, rma_header(PUT, 200, 8, inlined=0, id_=7))
+      + rma_data(0, 7, 200) + RMA_PROGRESS)
+write('fuzz_rma_target', 'put-no-data', rma_req(1, rma_header(PUT, 64, 2, inlined=0, id_=9)))
+write('fuzz_rma_target', 'get', rma_req(1, rma_header(GET, 16, 3, inlined=0)) + RMA_PROGRESS)
+write('fuzz_rma_target', 'acc-sum', rma_req(1, rma_header(ACC, 16, 1, type_=INT64, rop=SUM)
+                                              + struct.pack('<qq', 5, -3)))
+write('fuzz_rma_target', 'acc-data', rma_req(0, rma_header(ACC, 40, 8, inlined=0, type_=INT64,
+                                                           rop=SUM, id_=11))
+      + rma_data(0, 11, 40) + RMA_PROGRESS)
+write('fuzz_rma_target', 'getacc-noop', rma_req(0, rma_header(GETACC, 8, 0, type_=INT64,
+                                                              rop=NO_OP)))
+write('fuzz_rma_target', 'cas', rma_req(1, rma_header(CAS, 8, 2, type_=INT64)
+                                        + struct.pack('<qq', 0, 42)))
+write('fuzz_rma_target', 'acc-queue', rma_req(0, rma_header(ACC, 24, 0, inlined=0, type_=INT64,
+                                                            rop=REPLACE, id_=3))
+      + rma_req(0, rma_header(ACC, 8, 0, type_=INT64, rop=SUM) + bytes(8))
+      + rma_data(0, 3, 24) + RMA_PROGRESS)
+write('fuzz_rma_target', 'dynamic-put', rma_req(2, rma_header(PUT, 16, 64 + 8)
+                                                 + bytes(16), flags=1))
+write('fuzz_rma_target', 'lock-unlock', rma_req(0, rma_header(LOCK, 0, lock=1, inlined=0))
+      + rma_req(0, rma_header(LOCK, 0, lock=2, inlined=0, id_=2)) + RMA_PROGRESS
+      + rma_req(0, rma_header(UNLOCK, 0, inlined=0, id_=3)) + RMA_PROGRESS)
+write('fuzz_rma_target', 'pscw', rma_req(1, rma_header(POST, 0, inlined=0))
+      + rma_req(1, rma_header(COMPLETE, 0, inlined=0)))
+write('fuzz_rma_target', 'short', rma_req(0, b'\x01\x00\x01'))
