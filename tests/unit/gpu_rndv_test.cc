@@ -172,7 +172,9 @@ class GpuRndv : public ::testing::Test {
   void xfer(void* s, size_t n, void* r, size_t rn, Status* sendSt, Status* recvSt,
             size_t* got = nullptr, bool unexpected = false) {
     core::Request *sr = nullptr, *rr = nullptr;
-    if (!unexpected) ASSERT_EQ(irecv(*world_, world_->ctx, r, rn, 1, 9, &rr), Status::Ok);
+    if (!unexpected) {
+      ASSERT_EQ(irecv(*world_, world_->ctx, r, rn, 1, 9, &rr), Status::Ok);
+    }
     ASSERT_EQ(isend(*world_, world_->ctx, s, n, 1, 9, 0, &sr), Status::Ok);
     if (unexpected) {
       for (int i = 0; i < 4; ++i) core::progress();
@@ -560,7 +562,9 @@ TEST_F(GpuRndv, DriverFailureMidPipelineEndsBothSidesWithAnError) {
     Status ss, rs;
     xfer(s, n, r, n, &ss, &rs);
     EXPECT_NE(rs, Status::Ok) << "the receive claims data it does not have";
-    if (side == 0) EXPECT_NE(ss, Status::Ok);
+    if (side == 0) {
+      EXPECT_NE(ss, Status::Ok);
+    }
     fake_->failCopyAfter = -1;
   }
   // The engine is still usable afterwards.
