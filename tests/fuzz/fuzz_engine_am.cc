@@ -26,6 +26,7 @@
 #include "runtime/proto/engine.h"
 #include "runtime/proto/p2p.h"
 #include "runtime/transport/self/self_transport.h"
+#include "tests/unit/engine_harness.h"
 #include "tests/fuzz/fuzz_target.h"
 
 using namespace rrt;
@@ -124,26 +125,8 @@ void releaseDone(std::vector<Op>& ops) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 1 << 16) return 0;
   proto::Engine& e = proto::engine();
-  wireup::JobInfo job;
-  job.rank = 0;
-  job.size = 2;
-  job.jobId = "fuzz";
-  job.localPeers = {0, 1};
-  job.nodeOf = {0, 0};
-  transport::Context ctx;
-  ctx.rank = 0;
-  ctx.size = 2;
-  ctx.localPeers = job.localPeers;
-  ctx.nodeOf = job.nodeOf;
-  ctx.jobId = job.jobId;
-  ctx.amHandler = &proto::Engine::deliver;
-  ctx.handlerArg = &e;
-  std::vector<transport::TransportPtr> txs;
-  Status st;
-  txs.push_back(transport::self::create(ctx, &st));
   auto* peerTx = new PeerTransport;
-  txs.push_back(transport::TransportPtr(peerTx));
-  RRT_FUZZ_CHECK(e.initLocal(job, std::move(txs)) == Status::Ok);
+  RRT_FUZZ_CHECK(test::startRankZeroOfTwo("fuzz", true, peerTx) == Status::Ok);
   proto::commInitPredefined(0, 2);
   proto::Comm& world = *proto::commLookup(RRT_COMM_WORLD);
 

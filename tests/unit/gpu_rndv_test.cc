@@ -24,6 +24,7 @@
 #include "runtime/proto/p2p.h"
 #include "runtime/proto/wire.h"
 #include "runtime/transport/self/self_transport.h"
+#include "tests/unit/engine_harness.h"
 #include "tests/unit/gpu_fake_driver.h"
 
 namespace rrt::proto {
@@ -110,26 +111,8 @@ class GpuRndv : public ::testing::Test {
     config::reload();
     fake_ = new FakeDriver;
     gpu::installDriver(fake_);
-    wireup::JobInfo job;
-    job.rank = 0;
-    job.size = 2;
-    job.jobId = "gpu-rndv";
-    job.localPeers = sameNode ? std::vector<int>{0, 1} : std::vector<int>{0};
-    job.nodeOf = {0, sameNode ? 0u : 1u};
-    transport::Context ctx;
-    ctx.rank = 0;
-    ctx.size = 2;
-    ctx.localPeers = job.localPeers;
-    ctx.nodeOf = job.nodeOf;
-    ctx.jobId = job.jobId;
-    ctx.amHandler = &Engine::deliver;
-    ctx.handlerArg = &engine();
-    std::vector<transport::TransportPtr> txs;
-    Status st;
-    txs.push_back(transport::self::create(ctx, &st));
     loop_ = new Loopback(fake_);
-    txs.push_back(transport::TransportPtr(loop_));
-    ASSERT_EQ(engine().initLocal(job, std::move(txs)), Status::Ok);
+    ASSERT_EQ(test::startRankZeroOfTwo("gpu-rndv", sameNode, loop_), Status::Ok);
     commInitPredefined(0, 2);
     world_ = commLookup(RRT_COMM_WORLD);
     started_ = true;

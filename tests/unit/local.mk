@@ -13,7 +13,7 @@ tests_unit_core_test_LDADD = $(UNIT_LDADD)
 # A rendezvous whose one-sided transfer fails: the engine as rank 0 against a scripted rank 1.
 check_PROGRAMS += tests/unit/rndv_error_test
 TESTS += tests/unit/rndv_error_test
-tests_unit_rndv_error_test_SOURCES = tests/unit/rndv_error_test.cc
+tests_unit_rndv_error_test_SOURCES = tests/unit/rndv_error_test.cc tests/unit/engine_harness.h
 tests_unit_rndv_error_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_rndv_error_test_LDADD = $(UNIT_LDADD)
 

@@ -19,6 +19,7 @@
 #include "runtime/proto/p2p.h"
 #include "runtime/proto/wire.h"
 #include "runtime/transport/self/self_transport.h"
+#include "tests/unit/engine_harness.h"
 
 namespace rrt::proto {
 namespace {
@@ -92,26 +93,8 @@ class RndvError : public ::testing::Test {
     setenv("RRT_RNDV_PROTO", proto, 1);
     setenv("RRT_EAGER_LIMIT", "1024", 1);
     config::reload();
-    wireup::JobInfo job;
-    job.rank = 0;
-    job.size = 2;
-    job.jobId = "rndv-error";
-    job.localPeers = {0, 1};
-    job.nodeOf = {0, 0};
-    transport::Context ctx;
-    ctx.rank = 0;
-    ctx.size = 2;
-    ctx.localPeers = job.localPeers;
-    ctx.nodeOf = job.nodeOf;
-    ctx.jobId = job.jobId;
-    ctx.amHandler = &Engine::deliver;
-    ctx.handlerArg = &engine();
-    std::vector<transport::TransportPtr> txs;
-    Status st;
-    txs.push_back(transport::self::create(ctx, &st));
     peer_ = new FailingPeer(failAtOnce);
-    txs.push_back(transport::TransportPtr(peer_));
-    ASSERT_EQ(engine().initLocal(job, std::move(txs)), Status::Ok);
+    ASSERT_EQ(test::startRankZeroOfTwo("rndv-error", true, peer_), Status::Ok);
     commInitPredefined(0, 2);
     world_ = commLookup(RRT_COMM_WORLD);
   }
