@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <infiniband/verbs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -39,7 +40,23 @@ constexpr uint32_t kCreditSlack = 2;          // SRQ buffers per peer beyond its
 constexpr size_t kDefaultEagerBuf = 8192 + 64;
 constexpr size_t kDefaultSendBufs = 256;
 constexpr size_t kDefaultMaxZcopy = size_t{1} << 20;
-constexpr uint32_t kSlowPollEvery = 256;  // progress() calls between looks at the async and rdma_cm fds
+// progress() calls between looks at the clock that decides whether to read the async-event and
+// rdma_cm fds (a system call each): at most once per kSlowPollMs, so a data path that is busy for
+// less than that makes none.
+constexpr uint32_t kSlowPollEvery = 64;
+constexpr int64_t kSlowPollMs = 10;
+// Receive buffers go back to their SRQ kRepostBatch at a time: one ibv_post_srq_recv with a
+// chain of work requests (as ibv_rc_pingpong and UCX post receives), so the call's fixed cost
+// (a lock, and a doorbell on hardware) is paid once a batch. Each SRQ holds kRepostBatch
+// buffers beyond what the credits promise: those waiting in the batch never leave a credit
+// without a posted buffer behind it.
+constexpr int kRepostBatch = 16;
+
+int64_t coarseMs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
 
 // A memory registration: the cache's handle and the transport's MemHandle in one.
 struct VerbsMr final : MemHandle {
@@ -185,6 +202,7 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   void onAsyncEvent(const ibv_async_event& ev);
   void failPeer(int peer, Status why);
   void repost(int cls, int32_t buf);
+  void flushReposts(int cls);
   int rdmaClass() const { return classes_.n - 1; }  // RDMA READ/WRITE go on the last QP
 
   Context ctx_;
@@ -217,6 +235,12 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   std::unique_ptr<RdmaCm> rdmacm_;
 #endif
   uint32_t slowTick_ = 0;
+  int64_t nextSlowPollMs_ = 0;
+  struct RepostBatch {  // buffers of one class waiting to go back to its SRQ together
+    int32_t buf[kRepostBatch];
+    int n = 0;
+  };
+  RepostBatch reposts_[kMaxEagerClasses];
 };
 
 VerbsTransport::~VerbsTransport() {
@@ -312,13 +336,13 @@ Status VerbsTransport::init() {
     size_t depth = config::sizeOr(config::Tunable::IbSrqDepth,
                                   static_cast<uint64_t>(served_) *
                                       (classes_.credits[c] + kCreditSlack));
-    depth = std::min(depth, maxSrq - 1);
+    depth = std::min(depth, maxSrq > kRepostBatch + 1 ? maxSrq - 1 - kRepostBatch : 0);
     const size_t perPeer = depth / static_cast<size_t>(served_);
     if (perPeer < kCreditSlack + kMinCredits) {
       RRT_WARN("verbs: SRQ of %zu buffers too small for %d peers", depth, served_);
       return Status::ErrUnsupported;
     }
-    srqDepth_[c] = depth;
+    srqDepth_[c] = depth + kRepostBatch;
     classes_.credits[c] =
         static_cast<uint32_t>(std::min<size_t>(classes_.credits[c], perPeer - kCreditSlack));
     creditThreshold_[c] = std::max<uint32_t>(1, classes_.credits[c] / 2);
@@ -356,6 +380,7 @@ Status VerbsTransport::init() {
     }
     RRT_TRY(recvPool_[c].init(dev_.pd, srqDepth_[c], classes_.bufBytes[c]));
     for (size_t i = 0; i < srqDepth_[c]; ++i) repost(c, recvPool_[c].take());
+    flushReposts(c);
   }
   const size_t sendBufs = config::sizeOr(config::Tunable::IbSendBufs, kDefaultSendBufs);
   RRT_TRY(sendPool_.init(dev_.pd, std::max<size_t>(1, sendBufs),
@@ -748,17 +773,32 @@ void VerbsTransport::sendCredits(int peer, PeerState& p) {
 }
 
 void VerbsTransport::repost(int cls, int32_t buf) {
+  RepostBatch& b = reposts_[cls];
+  b.buf[b.n++] = buf;
+  if (b.n == kRepostBatch) flushReposts(cls);
+}
+
+void VerbsTransport::flushReposts(int cls) {
+  RepostBatch& b = reposts_[cls];
+  if (b.n == 0) return;
   BouncePool& pool = recvPool_[cls];
-  ibv_sge sge{reinterpret_cast<uintptr_t>(pool.at(buf)), static_cast<uint32_t>(pool.bufBytes()),
-              pool.lkey()};
-  ibv_recv_wr wr{};
-  wr.wr_id = kRecvBit | (static_cast<uint64_t>(cls) << 32) | static_cast<uint32_t>(buf);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
+  ibv_sge sge[kRepostBatch];
+  ibv_recv_wr wr[kRepostBatch];
+  for (int i = 0; i < b.n; ++i) {
+    sge[i] = {reinterpret_cast<uintptr_t>(pool.at(b.buf[i])),
+              static_cast<uint32_t>(pool.bufBytes()), pool.lkey()};
+    wr[i] = ibv_recv_wr{};
+    wr[i].wr_id = kRecvBit | (static_cast<uint64_t>(cls) << 32) | static_cast<uint32_t>(b.buf[i]);
+    wr[i].sg_list = &sge[i];
+    wr[i].num_sge = 1;
+    wr[i].next = i + 1 < b.n ? &wr[i + 1] : nullptr;
+  }
+  b.n = 0;
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_[cls], &wr, &bad)) {
-    RRT_ERROR("verbs: re-posting a receive buffer: %s", strerror(rc));
-    pool.give(buf);
+  if (int rc = ibv_post_srq_recv(srq_[cls], wr, &bad)) {
+    RRT_ERROR("verbs: re-posting receive buffers: %s", strerror(rc));
+    for (ibv_recv_wr* w = bad; w; w = w->next)  // from the first not posted on
+      pool.give(static_cast<int32_t>(w->wr_id & 0xffffffffu));
   }
 }
 
@@ -966,11 +1006,17 @@ int VerbsTransport::progress() {
   int events = 0;
 #ifdef RRT_HAVE_RDMACM
   // rdma_cm and async events cost a system call to look for: rdma_cm at every call while a
-  // handshake is under way; both at every kSlowPollEvery-th call (incoming requests,
+  // handshake is under way; both at most every kSlowPollMs (incoming requests,
   // disconnections, a QP the peer's error moved to ERR).
   if (rdmacm_ && rdmacm_->busy()) events += rdmacm_->poll();
 #endif
-  if (__builtin_expect(++slowTick_ % kSlowPollEvery == 0, 0)) events += pollSlow();
+  if (__builtin_expect(++slowTick_ % kSlowPollEvery == 0, 0)) {
+    const int64_t ms = coarseMs();  // vDSO: no system call
+    if (ms >= nextSlowPollMs_) {
+      nextSlowPollMs_ = ms + kSlowPollMs;
+      events += pollSlow();
+    }
+  }
   ibv_wc wc[kPollBatch];
   int n;
   do {
