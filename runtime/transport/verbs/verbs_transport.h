@@ -42,10 +42,12 @@
 //              when the send queue is full or RRT_IB_MAX_RD reads are already in flight.
 //   memReg()   through the registration cache (runtime/memory/reg_cache.h): host memory only.
 //   progress() polls the CQ in batches of 32: delivers SENDs to the AM handler in sequence and
-//              re-posts their buffers to their class's SRQ at once, completes send slots in order (a signalled completion
-//              retires the unsignalled ones before it), sends owed credits. rdma_cm events: at
-//              every call while a handshake is under way; rdma_cm and asynchronous events
-//              (non-blocking fds, a system call each) at every 256th call otherwise.
+//              re-posts their buffers to their class's SRQ 16 at a time (one chained
+//              ibv_post_srq_recv; each SRQ holds 16 buffers beyond its credits for them),
+//              completes send slots in order (a signalled completion retires the unsignalled
+//              ones before it), sends owed credits. rdma_cm events: at every call while a
+//              handshake is under way; rdma_cm and asynchronous events (non-blocking fds, a
+//              system call each) at most every 10 ms otherwise (a vDSO clock, no system call).
 //   Errors: a completion with an error status (retry exceeded, RNR retry exceeded, remote access,
 //              flush, ...) fails every operation in flight to that peer with ErrProcFailed
 //              (ErrTransport for access errors) and reports the peer to ctx.peerFailed: requests
