@@ -78,8 +78,12 @@ struct MemHandle {
 
 constexpr size_t kMaxRkeyBytes = 64;  // a packed remote key fits in this many bytes
 
-// Active-message ids (what the protocol layer puts in the first byte of each message).
+// Active-message ids (what the protocol layer puts in the first byte of each message). Ids from
+// kTransportAmIds up are reserved for a transport's own messages (shm's split-copy requests):
+// the protocol never uses them; shm's amSend refuses them (ErrArg) and they never reach the
+// AmHandler.
 using AmId = uint8_t;
+constexpr AmId kTransportAmIds = 0xf0;
 
 // Receives active messages: data = the header followed by the payload, len bytes in all,
 // valid only during the call. src is the sender's world rank.

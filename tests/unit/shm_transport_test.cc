@@ -28,6 +28,7 @@
 
 #include "runtime/core/config.h"
 #include "runtime/transport/shm/address.h"
+#include "runtime/transport/shm/cma_split.h"
 #include "runtime/transport/shm/segment.h"
 #include "runtime/transport/shm/shm_transport.h"
 
@@ -186,6 +187,7 @@ class ShmTransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     unsetenv("RRT_SHM_CMA");
+    unsetenv("RRT_SHM_CMA_SPLIT");
     unsetenv("RRT_SHM_RING_BYTES");
     config::reload();
   }
@@ -342,14 +344,14 @@ TEST_F(ShmTransportTest, PingPongManySizes) {
         const size_t hl = std::min<size_t>(16, sz);
         for (size_t i = 0; i < sz; ++i) buf[i] = pattern(seq, i);
         if (rank == 0) {
-          CHILD_CHECK(rk.send(1, static_cast<AmId>(seq), buf.data(), hl, buf.data() + hl,
+          CHILD_CHECK(rk.send(1, static_cast<AmId>(seq % kTransportAmIds), buf.data(), hl, buf.data() + hl,
                               sz - hl) == Status::Ok);
           rk.pollUntil(++expected);
         } else {
           rk.pollUntil(++expected);
           const Msg& m = gInbox->back();
           CHILD_CHECK(m.src == 0);
-          CHILD_CHECK(m.id == static_cast<AmId>(seq));
+          CHILD_CHECK(m.id == static_cast<AmId>(seq % kTransportAmIds));
           CHILD_CHECK(m.data.size() == sz);
           for (size_t i = 0; i < sz; ++i) CHILD_CHECK(m.data[i] == pattern(seq, i));
           CHILD_CHECK(rk.send(0, m.id, m.data.data(), sz, nullptr, 0) == Status::Ok);
@@ -361,7 +363,7 @@ TEST_F(ShmTransportTest, PingPongManySizes) {
       for (size_t sz : sizes)
         for (int rep = 0; rep < 20; ++rep, ++seq) {
           const Msg& m = (*gInbox)[seq];
-          CHILD_CHECK(m.src == 1 && m.id == static_cast<AmId>(seq) && m.data.size() == sz);
+          CHILD_CHECK(m.src == 1 && m.id == static_cast<AmId>(seq % kTransportAmIds) && m.data.size() == sz);
           for (size_t i = 0; i < sz; ++i) CHILD_CHECK(m.data[i] == pattern(seq, i));
         }
     }
@@ -390,7 +392,7 @@ TEST_F(ShmTransportTest, AllToAllOrderedAndIntact) {
           const size_t sz = std::max<size_t>(8, (seq * 2654435761u) % (maxAm + 1));
           memcpy(buf.data(), &seq, 8);
           for (size_t k = 8; k < sz; ++k) buf[k] = pattern(seq, k);
-          CHILD_CHECK(rk.send(d, static_cast<AmId>(i), buf.data(), 8, buf.data() + 8, sz - 8) ==
+          CHILD_CHECK(rk.send(d, static_cast<AmId>(i % kTransportAmIds), buf.data(), 8, buf.data() + 8, sz - 8) ==
                       Status::Ok);
         }
         rk.t->progress();
@@ -402,7 +404,7 @@ TEST_F(ShmTransportTest, AllToAllOrderedAndIntact) {
         const int i = next[m.src]++;
         const uint64_t seq = static_cast<uint64_t>(m.src) * 1000000 + rank * 10000 + i;
         const size_t sz = std::max<size_t>(8, (seq * 2654435761u) % (maxAm + 1));
-        CHILD_CHECK(m.id == static_cast<AmId>(i));
+        CHILD_CHECK(m.id == static_cast<AmId>(i % kTransportAmIds));
         CHILD_CHECK(m.data.size() == sz);
         CHILD_CHECK(memcmp(m.data.data(), &seq, 8) == 0);
         for (size_t k = 8; k < sz; ++k) CHILD_CHECK(m.data[k] == pattern(seq, k));
@@ -426,7 +428,7 @@ TEST_F(ShmTransportTest, RingFullBackpressure) {
       int accepted = 0;
       for (int i = 0; i < 1000; ++i) {
         memset(msg, i, sizeof msg);
-        Status s = rk.t->amSend(1, static_cast<AmId>(i), msg, sizeof msg, nullptr, 0);
+        Status s = rk.t->amSend(1, static_cast<AmId>(i % kTransportAmIds), msg, sizeof msg, nullptr, 0);
         if (s == Status::NoResource) break;
         CHILD_CHECK(s == Status::Ok);
         ++accepted;
@@ -441,7 +443,7 @@ TEST_F(ShmTransportTest, RingFullBackpressure) {
       rk.pollUntil(accepted);
       for (size_t i = 0; i < accepted; ++i) {
         const Msg& m = (*gInbox)[i];
-        CHILD_CHECK(m.id == static_cast<AmId>(i) && m.data.size() == sizeof msg);
+        CHILD_CHECK(m.id == static_cast<AmId>(i % kTransportAmIds) && m.data.size() == sizeof msg);
         for (uint8_t b : m.data) CHILD_CHECK(b == static_cast<uint8_t>(i));
       }
     }
@@ -560,6 +562,90 @@ TEST_F(ShmTransportTest, CmaGetPut) {
       for (size_t i = 0; i < 3; ++i) CHILD_CHECK(exposed[i] == pattern(1, i));
       for (size_t i = 3; i < kBytes; ++i) CHILD_CHECK(exposed[i] == pattern(77, i - 3));
     }
+    rk.barrier();
+    return 0;
+  }, job);
+}
+
+// RRT_SHM_CMA_SPLIT: a get at or above it asks the owner of the source for the tail. With the
+// owner not polling (phase 1) the reader must take every tail back and finish in the call; with
+// the owner polling (phase 2) each get ends either way (owner wrote the tail: InProgress, then
+// the completion; or taken back: Ok), which one is up to the scheduler, so both are checked and
+// the count is printed. The caller cannot send the transport's own AM id.
+TEST_F(ShmTransportTest, CmaSplitGet) {
+  if (!cmaWorksHere()) GTEST_SKIP() << "CMA not permitted on this machine";
+  const std::string job = uniqueJobId();
+  runRanks(2, [&](Rank& rk) {
+    const int rank = rk.rank;
+    setenv("RRT_SHM_CMA_SPLIT", "16K", 1);
+    config::reload();
+    CHILD_CHECK(rk.wireUp() == Status::Ok);
+    constexpr size_t kBytes = (4u << 20) + 4099;
+    std::vector<uint8_t> exposed(kBytes), local(kBytes);
+    for (size_t i = 0; i < kBytes; ++i) exposed[i] = pattern(rank, i);
+    rk.sh->word[rank][0] = reinterpret_cast<uint64_t>(exposed.data());
+    rk.barrier();
+    const uint64_t remote = rk.sh->word[1][0];
+    struct Done : Completion {
+      int fired = 0;
+      Status st = Status::Ok;
+    } done;
+    done.fn = [](Completion* c, Status s) {
+      auto* d = static_cast<Done*>(c);
+      ++d->fired;
+      d->st = s;
+    };
+    const size_t lens[] = {16384, 65537, (1u << 20) + 5, kBytes - 1};
+    auto check = [&](size_t len, size_t off) {
+      for (size_t i = 0; i < len; ++i)
+        if (local[i] != pattern(1, off + i)) {
+          fprintf(stderr, "len %zu off %zu: byte %zu is %u, expected %u\n", len, off, i,
+                  local[i], pattern(1, off + i));
+          return false;
+        }
+      return true;
+    };
+    // Phase 1: rank 1 waits without polling.
+    if (rank == 0) {
+      for (size_t len : lens) {
+        const size_t off = std::min(len % 4093, kBytes - len);
+        memset(local.data(), 0, len);
+        CHILD_CHECK(rk.t->get(1, local.data(), len, nullptr, remote + off, nullptr, 0, &done) ==
+                    Status::Ok);
+        CHILD_CHECK(done.fired == 0);
+        CHILD_CHECK(check(len, off));
+      }
+    }
+    rk.barrier(false);
+    // Phase 2: rank 1 polls until rank 0 is done.
+    if (rank == 1) {
+      while (rk.sh->word[0][1] == 0) rk.t->progress();
+    } else {
+      const uint32_t badSlot = 0;
+      // The transport's own ids are not the caller's to send.
+      CHILD_CHECK(rk.t->amSend(1, kSplitAmId, &badSlot, sizeof badSlot, nullptr, 0) ==
+                  Status::ErrArg);
+      int served = 0;
+      for (int it = 0; it < 40; ++it) {
+        const size_t len = lens[it % 4];
+        const size_t off = (static_cast<size_t>(it) * 4099) % (kBytes - len);
+        memset(local.data(), 0, len);
+        done.fired = 0;
+        const Status st = rk.t->get(1, local.data(), len, nullptr, remote + off, nullptr, 0, &done);
+        if (st == Status::InProgress) {
+          while (done.fired == 0) rk.t->progress();
+          CHILD_CHECK(done.fired == 1 && done.st == Status::Ok);
+          ++served;
+        } else {
+          CHILD_CHECK(st == Status::Ok && done.fired == 0);
+        }
+        CHILD_CHECK(check(len, off));
+      }
+      printf("split gets: the owner wrote %d of 40 tails\n", served);
+      rk.sh->word[0][1] = 1;
+    }
+    rk.barrier();
+    CHILD_CHECK(gInbox->empty());  // the split requests never reach the AM handler
     rk.barrier();
     return 0;
   }, job);

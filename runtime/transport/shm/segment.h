@@ -11,7 +11,8 @@
 // Layout:
 //   bytes 0..63           SegmentHeader (below)
 //   then, for each ordered pair (src, dst) of local indices with src != dst, at
-//   kHeaderBytes + ringIndex(src, dst) * ringFootprint(ringBytes): that pair's ring (ring.h).
+//   kHeaderBytes + ringIndex(src, dst) * ringFootprint(ringBytes): that pair's ring (ring.h);
+//   then, for each ordered pair (reader, owner), its table of split-copy slots (cma_split.h).
 #pragma once
 
 #include <atomic>
@@ -20,12 +21,13 @@
 #include <string>
 
 #include "runtime/core/status.h"
+#include "runtime/transport/shm/cma_split.h"
 #include "runtime/transport/shm/ring.h"
 
 namespace rrt::transport::shm {
 
 constexpr uint64_t kSegmentMagic = 0x7272742d73686d31ull;  // "rrt-shm1"
-constexpr uint32_t kSegmentVersion = 1;
+constexpr uint32_t kSegmentVersion = 2;  // 2: split-copy tables after the rings
 
 struct alignas(64) SegmentHeader {
   std::atomic<uint64_t> magic;     // stored last by the creator (release)
@@ -50,8 +52,8 @@ constexpr size_t ringIndex(int src, int dst, int n) {
 }
 
 constexpr size_t segmentBytes(int localSize, size_t ringBytes) {
-  return kHeaderBytes +
-         static_cast<size_t>(localSize) * (localSize - 1) * ringFootprint(ringBytes);
+  return kHeaderBytes + static_cast<size_t>(localSize) * (localSize - 1) *
+                            (ringFootprint(ringBytes) + kSplitTableBytes);
 }
 
 // "/rrt-<jobId>-n<leader>-shm": what shm_open takes (it appears as /dev/shm/rrt-<jobId>-n0-shm).
@@ -81,6 +83,12 @@ class Segment {
 
   void* ring(int src, int dst) const {
     return base_ + kHeaderBytes + ringIndex(src, dst, localSize_) * ringFootprint(ringBytes_);
+  }
+  // The split-copy slots `reader` asks `owner` to serve (cma_split.h).
+  SplitSlot* splitTable(int reader, int owner) const {
+    const size_t pairs = static_cast<size_t>(localSize_) * (localSize_ - 1);
+    return reinterpret_cast<SplitSlot*>(base_ + kHeaderBytes + pairs * ringFootprint(ringBytes_) +
+                                        ringIndex(reader, owner, localSize_) * kSplitTableBytes);
   }
   SegmentHeader* header() const { return reinterpret_cast<SegmentHeader*>(base_); }
   bool mapped() const { return base_ != nullptr; }

@@ -13,6 +13,7 @@
 #include "runtime/core/progress.h"
 #include "runtime/transport/shm/address.h"
 #include "runtime/transport/shm/cma.h"
+#include "runtime/transport/shm/cma_split.h"
 #include "runtime/transport/shm/ring.h"
 #include "runtime/transport/shm/segment.h"
 
@@ -26,6 +27,8 @@ constexpr int kBatchPerRing = 32;             // records delivered per peer per 
 constexpr double kLivenessCheckSeconds = 0.01;  // while a ring stays full, look at its peer this often
 constexpr size_t kMaxZcopy = size_t{1} << 30;    // one synchronous CMA call stays under ~0.1 s
 constexpr size_t kMinZcopy = size_t{256} << 10;  // below it copies through the ring are faster
+constexpr size_t kDefaultSplitMin = size_t{512} << 10;  // RRT_SHM_CMA_SPLIT auto
+constexpr uintptr_t kPage = 4096;  // the split point: a page boundary of the destination
 
 size_t roundUpPow2(size_t v) {
   size_t p = kMinRingBytes;
@@ -65,6 +68,11 @@ struct Peer {
   bool cmaDenied = false;
   uint32_t fullStreak = 0;  // consecutive NoResource answers
   double lastCheck = 0;     // when the peer's liveness was last looked at (ring full)
+  SplitSlot* asks = nullptr;        // our table of split requests to this peer (cma_split.h)
+  SplitSlot* served = nullptr;      // the peer's table of requests to us
+  Completion* waiting[kSplitSlots] = {};  // per slot: the get that waits for the peer's tail
+  Status headStatus[kSplitSlots] = {};    // per slot: how our read of that get's head went
+  int inFlight = 0;                 // slots with a waiting get
 };
 
 struct Inbox {
@@ -100,7 +108,7 @@ class ShmTransport final : public Transport {
     if (static_cast<unsigned>(peer) >= static_cast<unsigned>(ctx_.size)) return Status::ErrRank;
     Peer* p = peerByRank_[peer];
     if (__builtin_expect(p == nullptr, 0)) return Status::ErrRank;  // not local, self, or not started
-    if (__builtin_expect(hdrLen + len > caps_.maxAm, 0)) return Status::ErrArg;
+    if (__builtin_expect(hdrLen + len > caps_.maxAm || id >= kTransportAmIds, 0)) return Status::ErrArg;
     if (__builtin_expect(p->dead, 0)) return Status::ErrProcFailed;
     if (__builtin_expect(p->tx.push(id, hdr, hdrLen, payload, len) == Status::Ok, 1)) {
       p->fullStreak = 0;
@@ -114,6 +122,7 @@ class ShmTransport final : public Transport {
     Peer* p = nullptr;
     Status st = cmaPeer(peer, &p);
     if (!ok(st) || len == 0) return st;
+    if (len >= splitMin_ && done) return splitGet(p, local, len, remoteAddr, done);
     return cmaResult(p, cmaRead(p->pid, local, remoteAddr, len));
   }
 
@@ -136,7 +145,8 @@ class ShmTransport final : public Transport {
       }
       if (__builtin_expect(in.broken, 0)) continue;
       const int n = in.rx.drain(kBatchPerRing, [this, &in](uint8_t id, const void* d, size_t len) {
-        ctx_.amHandler(ctx_.handlerArg, in.src, id, d, len);
+        if (__builtin_expect(id == kSplitAmId, 0)) serveSplit(in.src, d, len);
+        else ctx_.amHandler(ctx_.handlerArg, in.src, id, d, len);
       });
       if (__builtin_expect(n < 0, 0)) {
         brokenRing(in);
@@ -144,6 +154,7 @@ class ShmTransport final : public Transport {
       }
       events += n;
     }
+    if (__builtin_expect(splitsInFlight_ > 0, 0)) events += pollSplits();
     polling_ = false;
     return events;
   }
@@ -155,6 +166,9 @@ class ShmTransport final : public Transport {
 
  private:
   Status ringFull(Peer* p);
+  Status splitGet(Peer* p, void* local, size_t len, uint64_t remote, Completion* done);
+  void serveSplit(int src, const void* data, size_t len);
+  int pollSplits();
   Status cmaPeer(int peer, Peer** out);
   Status cmaResult(Peer* p, Status st);
   void markDead(Peer* p, Status why);
@@ -170,6 +184,8 @@ class ShmTransport final : public Transport {
   bool started_ = false;
   bool cma_ = false;
   bool polling_ = false;
+  size_t splitMin_ = SIZE_MAX;  // RRT_SHM_CMA_SPLIT; SIZE_MAX: never
+  int splitsInFlight_ = 0;      // over all peers
   Segment segment_;
   std::vector<int> localIndexOf_;   // by world rank, -1 when not on this node
   std::vector<Peer> peers_;         // by local index (own entry unused)
@@ -216,6 +232,10 @@ Status ShmTransport::init() {
   // RRT_SHM_BENCH=1): 8-byte AM one-way 0.08-0.35 us depending on vCPU placement; a transfer
   // by ring copies beats a CMA get up to 256 KiB in every placement (copies win everywhere when
   // the vCPUs share a cache), so CMA is only worth it from there; CMA get 16-20 GB/s at 4 MiB.
+  if (cma_) {
+    const uint64_t split = config::sizeOr(config::Tunable::ShmCmaSplit, kDefaultSplitMin);
+    splitMin_ = split == 0 ? SIZE_MAX : std::max<size_t>(static_cast<size_t>(split), 2 * kPage);
+  }
   caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy) : 0u);
   caps_.maxAm = chooseMaxAm(ringBytes_);
   caps_.minZcopy = cma_ ? kMinZcopy : 0;
@@ -262,6 +282,8 @@ Status ShmTransport::start() {
     in.src = ctx_.localPeers[j];
     inboxes_.push_back(in);
     peerByRank_[ctx_.localPeers[j]] = &peers_[j];
+    peers_[j].asks = segment_.splitTable(me_, j);
+    peers_[j].served = segment_.splitTable(j, me_);
   }
   started_ = true;
   return Status::Ok;
@@ -293,6 +315,115 @@ Status ShmTransport::ringFull(Peer* p) {
     return Status::ErrProcFailed;
   }
   return Status::NoResource;
+}
+
+// A get of len >= RRT_SHM_CMA_SPLIT bytes: the owner is asked for the tail (from a page
+// boundary of the destination near the middle) while we read the head. Then, if the owner has
+// not claimed the tail, we take it back and read it too (Ok now); else the get completes from
+// progress() when the owner is done (InProgress).
+Status ShmTransport::splitGet(Peer* p, void* local, size_t len, uint64_t remote,
+                              Completion* done) {
+  const uintptr_t dst = reinterpret_cast<uintptr_t>(local);
+  const size_t head = ((dst + len / 2) & ~(kPage - 1)) - dst;
+  int slot = -1;
+  if (head > 0 && head < len && p->inFlight < kSplitSlots) {
+    for (int i = 0; i < kSplitSlots; ++i)
+      if (!p->waiting[i] && p->asks[i].state.load(std::memory_order_relaxed) == kSplitFree) {
+        slot = i;
+        break;
+      }
+  }
+  if (slot < 0) return cmaResult(p, cmaRead(p->pid, local, remote, len));
+  SplitSlot& s = p->asks[slot];
+  s.src = remote + head;
+  s.dst = dst + head;
+  s.len = len - head;
+  s.status = 0;
+  s.state.store(kSplitAsked, std::memory_order_release);
+  const uint32_t idx = static_cast<uint32_t>(slot);
+  if (p->tx.push(kSplitAmId, &idx, sizeof idx, nullptr, 0) != Status::Ok) {
+    s.state.store(kSplitFree, std::memory_order_relaxed);  // nobody was told: still ours
+    return cmaResult(p, cmaRead(p->pid, local, remote, len));
+  }
+  Status st = cmaRead(p->pid, local, remote, head);
+  uint32_t expect = kSplitAsked;
+  if (s.state.compare_exchange_strong(expect, kSplitTaken, std::memory_order_acq_rel)) {
+    if (ok(st)) st = cmaRead(p->pid, static_cast<char*>(local) + head, remote + head, len - head);
+    s.state.store(kSplitFree, std::memory_order_release);
+    return cmaResult(p, st);
+  }
+  // A failed head still waits for the owner's tail (it writes into our buffer), then reports.
+  if (!ok(st)) (void)cmaResult(p, st);
+  p->headStatus[slot] = st;
+  p->waiting[slot] = done;
+  ++p->inFlight;
+  ++splitsInFlight_;
+  return Status::InProgress;
+}
+
+// The owner's side: the reader `src` asks us to write a tail of our buffer into its buffer.
+void ShmTransport::serveSplit(int src, const void* data, size_t len) {
+  uint32_t idx;
+  Peer* p = static_cast<unsigned>(src) < peerByRank_.size() ? peerByRank_[src] : nullptr;
+  if (!p || len != sizeof idx) {
+    RRT_WARN("shm: malformed split request from rank %d dropped", src);
+    return;
+  }
+  memcpy(&idx, data, sizeof idx);
+  if (idx >= static_cast<uint32_t>(kSplitSlots)) {
+    RRT_WARN("shm: split request for slot %u from rank %d dropped", idx, src);
+    return;
+  }
+  SplitSlot& s = p->served[idx];
+  uint32_t expect = kSplitAsked;
+  if (!s.state.compare_exchange_strong(expect, kSplitClaimed, std::memory_order_acq_rel))
+    return;  // the reader took it back
+  const Status st = p->connected ? cmaWrite(p->pid, reinterpret_cast<const void*>(s.src), s.dst,
+                                            static_cast<size_t>(s.len))
+                                 : Status::ErrArg;
+  s.status = static_cast<int32_t>(st);
+  s.state.store(ok(st) ? kSplitDone : kSplitFailed, std::memory_order_release);
+}
+
+// The reader's side: completes the gets whose tails the owners finished; fails those of an
+// owner that died while it held the tail.
+int ShmTransport::pollSplits() {
+  int events = 0;
+  for (Peer& p : peers_) {
+    if (p.inFlight == 0) continue;
+    const bool checkAlive = core::now() - p.lastCheck >= kLivenessCheckSeconds;
+    if (checkAlive) {
+      p.lastCheck = core::now();
+      if (!p.dead && !processAlive(p.pid)) markDead(&p, Status::ErrProcFailed);
+    }
+    for (int i = 0; i < kSplitSlots; ++i) {
+      Completion* c = p.waiting[i];
+      if (!c) continue;
+      SplitSlot& s = p.asks[i];
+      const uint32_t state = s.state.load(std::memory_order_acquire);
+      Status st;
+      if (state == kSplitDone || state == kSplitFailed) {
+        // The owner's own status is only logged: a value from another process is not trusted.
+        if (state == kSplitFailed)
+          RRT_WARN("shm: rank %d could not write its part of a split copy (status %d)",
+                   p.worldRank, static_cast<int>(s.status));
+        st = !ok(p.headStatus[i]) ? p.headStatus[i]
+             : state == kSplitDone ? Status::Ok
+                                   : Status::ErrTransport;
+        s.state.store(kSplitFree, std::memory_order_relaxed);
+      } else if (p.dead) {
+        st = Status::ErrProcFailed;  // the slot stays Claimed: this peer is never asked again
+      } else {
+        continue;
+      }
+      p.waiting[i] = nullptr;
+      --p.inFlight;
+      --splitsInFlight_;
+      ++events;
+      c->fn(c, st);
+    }
+  }
+  return events;
 }
 
 Status ShmTransport::cmaPeer(int peer, Peer** out) {

@@ -6,15 +6,22 @@
 //              on the node it returns nullptr and ErrUnsupported (nothing to serve). The lowest
 //              local rank creates /dev/shm/rrt-<jobId>-n<leader>-shm here, before the PMIx fence.
 //              Reads RRT_SHM_RING_BYTES (rounded up to a power of two, 4K..1G; when not set, 256K
-//              shrunk for crowded nodes so the segment stays within ~256 MiB) and RRT_SHM_CMA.
+//              shrunk for crowded nodes so the segment stays within ~256 MiB), RRT_SHM_CMA and
+//              RRT_SHM_CMA_SPLIT (auto 512K; 0 = never split).
 //   start()    the other local ranks map the segment; the last one to map it unlinks the name.
 //              From here on amSend works to every local peer and progress() polls them all.
 //   connect()  checks the peer's blob (pid, local index, sizes); needed before get/put.
 //   amSend()   copies into the ring; Ok, NoResource when the ring is full (never blocks),
 //              ErrProcFailed once the peer was found dead. Caps: kAmBcopy | kOrdered.
 //   get/put()  process_vm_readv/writev against the peer's virtual address; rkey unused (may be
-//              empty), memReg not needed. Synchronous: Ok when done, ErrUnsupported when CMA is
-//              off or the peer refuses it (remembered per peer), ErrProcFailed when it is gone.
+//              empty), memReg not needed. Ok when done, ErrUnsupported when CMA is off or the
+//              peer refuses it (remembered per peer), ErrProcFailed when it is gone. A get of
+//              RRT_SHM_CMA_SPLIT bytes or more with a Completion is split with the peer
+//              (cma_split.h): the peer writes the tail from its progress() while we read the
+//              head; InProgress when the peer took the tail (the Completion fires from our
+//              progress() once it is written, or with ErrProcFailed if the peer dies first), Ok
+//              when the peer had not started and we read the tail too. Everything else is
+//              synchronous.
 //   progress() delivers up to a batch of records per peer, straight from the ring, in order.
 //              A handler that re-enters progress() gets 0 (the record it holds is still in use).
 //   Peer death is noticed when a ring to the peer stays full (its process is looked at every
