@@ -97,7 +97,7 @@ Status RegCache::get(void* addr, size_t len, RegEntry** out) {
       }
     }
   }
-  if (!dead_.empty()) purge();
+  purge();  // reads haveDead_, never dead_: invalidate() may change dead_ from another thread
   const uintptr_t ps = pageSize();
   RegEntry* e = new RegEntry;
   e->start = a & ~(ps - 1);
@@ -122,7 +122,7 @@ Status RegCache::get(void* addr, size_t len, RegEntry** out) {
     if (e->end - e->start > maxLen_) maxLen_ = e->end - e->start;
     evictLocked();
   }
-  if (!dead_.empty()) purge();
+  purge();
   *out = e;
   return Status::Ok;
 }
@@ -145,7 +145,7 @@ void RegCache::put(RegEntry* e) {
     }
   }
   if (releaseNow) release(e);
-  if (!dead_.empty()) purge();
+  purge();
 }
 
 void RegCache::invalidate(uintptr_t addr, size_t len) {

@@ -1,14 +1,18 @@
 // The registration cache (runtime/memory/reg_cache.h) with a recording domain, and the release
 // hooks (release_hooks.h) as the linker binds them in a program linked with rrt: hits and misses,
 // covering lookups, LRU eviction by entries and bytes, invalidation by munmap / mremap / madvise
-// (also while a registration is in use), remapping at the same address, malloc keeping its pages.
+// (also while a registration is in use), remapping at the same address, malloc keeping its pages,
+// and invalidation from another thread while the owner gets and puts (the data race this can
+// hide shows under --enable-sanitizers=thread).
 #include <gtest/gtest.h>
 
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 #include "runtime/memory/reg_cache.h"
 #include "runtime/memory/release_hooks.h"
@@ -211,6 +215,40 @@ TEST(RegCache, FreeKeepsPagesWhileCacheLives) {
     free(p);
   }
   EXPECT_EQ(releaseEvents(), before) << "free() unmapped memory: cached registrations could go stale";
+}
+
+TEST(RegCache, InvalidateFromAnotherThreadWhileOwnerGetsAndPuts) {
+  // The hooks may call invalidate() from any thread (a user thread's munmap); the owner's get,
+  // put and purge must only look at what invalidate() changes under the lock or through the
+  // atomic flag. The domain is only ever called from the owner's thread.
+  RecordingDomain d;
+  RegCache::Limits lim;
+  lim.maxEntries = 4;  // evictions too
+  RegCache c(&d, lim);
+  constexpr int kPages = 8, kRounds = 20000;
+  char* buf = static_cast<char*>(mapPages(kPages));
+  const uint64_t before = releaseEvents();
+  std::atomic<bool> done{false};
+  std::thread other([&] {
+    for (unsigned i = 0; !done.load(std::memory_order_relaxed); ++i)
+      releaseRange(buf + (i % (kPages - 2)) * kPage, kPage);
+  });
+  // Until both threads have done kRounds each: they overlap however they are scheduled.
+  bool ok = true;
+  for (int i = 0; ok && (i < kRounds || releaseEvents() - before < kRounds); ++i) {
+    RegEntry* e = nullptr;
+    ok = c.get(buf + (i % (kPages - 2)) * kPage, 1 + (i % 3) * kPage, &e) == Status::Ok;
+    if (!ok) break;
+    EXPECT_LE(e->start, reinterpret_cast<uintptr_t>(buf + (i % (kPages - 2)) * kPage));
+    c.put(e);
+  }
+  done = true;
+  other.join();
+  ASSERT_TRUE(ok) << "get failed";
+  c.purge();
+  EXPECT_EQ(d.live.size(), c.cachedEntries()) << "a registration neither cached nor released";
+  EXPECT_EQ(static_cast<size_t>(d.regs - d.deregs), d.live.size());
+  munmap(buf, kPages * kPage);
 }
 
 }  // namespace
