@@ -183,7 +183,9 @@ void Engine::finalize() {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
-  if (!local_) (void)wireup::barrier();  // nobody leaves while a peer may still read our memory
+  // Nobody leaves while a peer may still read our memory or wait for an answer (a Cancel):
+  // progress goes on until every rank has arrived.
+  if (!local_) (void)wireup::barrierProgressing();
   core::removePoller(&Engine::poll, this);
   if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
   idleFd_ = -1;
