@@ -201,6 +201,7 @@ class Engine {
 
   bool active_ = false;
   bool local_ = false;           // initLocal: no PMIx
+  bool finalizing_ = false;      // in finalize's last barrier: peers that leave have finished
   wireup::JobInfo job_;
   std::vector<transport::TransportPtr> transports_;
   std::vector<bool> published_;  // per transport: its address is in PMIx (lookup on connect)

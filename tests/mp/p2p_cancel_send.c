@@ -11,7 +11,9 @@
  *      message, then rank 0 cancels all: exactly the unreceived ones are cancelled;
  *   4. every rank to itself: an unmatched send to self is cancelled, the sentinel arrives;
  * and at the end rank 1 finds nothing more from rank 0 (iprobe), so no cancelled message was
- * left behind in its unexpected queue.
+ * left behind in its unexpected queue;
+ *   5. rank 0 cancels a send only once rank 1 has gone on to finish and finalize: the answer
+ *      comes from rank 1's rrt_finalize, which keeps progressing until every rank arrived.
  */
 #include "mp_util.h"
 
@@ -220,6 +222,22 @@ int main(int argc, char **argv) {
     int flag = 1;
     MP_CALL(rrt_iprobe(mp_rank, RRT_ANY_TAG, RRT_COMM_WORLD, &flag, RRT_STATUS_IGNORE));
     MP_EXPECT(!flag, "a message to self is still waiting after its send was cancelled");
+  }
+  /* 5: answered from inside the receiver's finalize */
+  if (mp_size >= 2 && mp_rank <= 1) {
+    if (mp_rank == 0) {
+      /* rank 1's last message before it finishes: from here on it is in mp_finish / finalize */
+      rrt_request_t req;
+      rrt_status_t st;
+      MP_CALL(rrt_recv(&c, 1, RRT_CHAR, 1, TAG_END, RRT_COMM_WORLD, RRT_STATUS_IGNORE));
+      MP_CALL(rrt_isend(buf, 24, RRT_BYTE, 1, 500, RRT_COMM_WORLD, &req));
+      MP_CALL(rrt_cancel(&req));
+      MP_CALL(rrt_wait(&req, &st));
+      MP_EXPECT(st.cancelled == 1, "send cancelled while its receiver finalizes: cancelled %d",
+                st.cancelled);
+    } else {
+      MP_CALL(rrt_send(&c, 1, RRT_CHAR, 0, TAG_END, RRT_COMM_WORLD));
+    }
   }
   free(buf);
   free(big);
