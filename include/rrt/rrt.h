@@ -152,8 +152,8 @@ typedef struct rrt_status {
   int source;     /* rank in the communicator the message came from */
   int tag;
   int error;      /* RRT_SUCCESS, RRT_ERR_TRUNCATE, RRT_ERR_PROC_FAILED, ... */
-  int cancelled;  /* non-zero when the receive was cancelled */
-  size_t bytes;   /* bytes received (for a send: bytes sent) */
+  int cancelled;  /* non-zero when the receive or send was cancelled (rrt_cancel) */
+  size_t bytes;   /* bytes received (for a send: bytes sent; 0 when cancelled) */
 } rrt_status_t;
 
 #define RRT_STATUS_IGNORE ((rrt_status_t *)0)
@@ -231,7 +231,11 @@ int rrt_testany(size_t count, rrt_request_t *requests, int *index, int *flag, rr
 /* Completes at least one; indices/statuses get outcount entries (RRT_UNDEFINED if all NULL). */
 int rrt_waitsome(size_t count, rrt_request_t *requests, int *outcount, int *indices,
                  rrt_status_t *statuses);
-/* Cancels a posted receive that has not matched; wait then reports status.cancelled. */
+/* Cancels a receive or send that has not matched: a receive still posted, a send the receiver
+ * has not matched (it never sees the message). Local: the request then completes (a completed
+ * standard send may complete again, once the receiver answers) and wait/test report
+ * status.cancelled, 0 when it had matched and completed normally. The request must not have
+ * been waited for or freed. */
 int rrt_cancel(rrt_request_t *request);
 /* Lets the request complete on its own; the handle becomes RRT_REQUEST_NULL. */
 int rrt_request_free(rrt_request_t *request);

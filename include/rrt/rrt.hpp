@@ -191,7 +191,7 @@ class Request {
     check(rrt_test(&request_, &done, status.native()), "rrt_test");
     return done ? std::optional<Status>(status) : std::nullopt;
   }
-  // Receives only: the request then completes with Status::cancelled().
+  // Receives and sends not yet matched: the request then completes with Status::cancelled().
   void cancel() { check(rrt_cancel(&request_), "rrt_cancel"); }
 
   rrt_request_t* native() noexcept { return &request_; }

@@ -79,7 +79,7 @@ static int nonblockingSend(const void* buf, int count, MPI_Datatype type, int de
   Stage st;
   rrt_request_t rr = RRT_REQUEST_NULL;
   if (int e = postSend(buf, count, type, dest, tag, comm, mode, &rr, &st, fn)) return e;
-  *request = requestMake(rr, comm, std::move(st), false);
+  *request = requestMake(rr, comm, std::move(st), true);
   return MPI_SUCCESS;
 }
 

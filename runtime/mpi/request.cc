@@ -62,13 +62,13 @@ int reqErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_REQUEST, fn); 
 
 }  // namespace
 
-MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool isRecv) {
+MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool p2p) {
   const int idx = requests().claim();
   Request& r = requests().at(idx);
   r.rr = rr;
   r.comm = comm;
   r.stage = std::move(st);
-  r.isRecv = isRecv;
+  r.p2p = p2p;
   return kKindRequest | idx;
 }
 
@@ -434,13 +434,14 @@ int MPI_Request_free(MPI_Request* request) {
   return MPI_SUCCESS;
 }
 
-// rrt cancels receives; a send is never cancelled here, which MPI allows (the send completes
-// normally and MPI_Test_cancelled reports false).
+// Receives and sends alike (rrt_cancel). A request whose outcome the layer already holds (a
+// buffered send, done at once; MPI_Request_get_status saw it complete) completed normally;
+// collective and RMA requests are not cancelled (MPI makes that erroneous).
 int MPI_Cancel(MPI_Request* request) {
   if (request == nullptr) return reqErr(__func__);
   Request* r = requestGet(*request);
   if (r == nullptr) return reqErr(__func__);
-  if (r->rr == RRT_REQUEST_NULL || !r->isRecv) return MPI_SUCCESS;
+  if (r->rr == RRT_REQUEST_NULL || !r->p2p) return MPI_SUCCESS;
   return check(r->comm, rrt_cancel(&r->rr), __func__);
 }
 
@@ -468,7 +469,7 @@ static int persistent(const void* buf, int count, MPI_Datatype type, int peer, i
   Request r;
   r.kind = kind;
   r.comm = comm;
-  r.isRecv = kind == ReqKind::PersistentRecv;
+  r.p2p = true;
   r.buf = buf;
   r.count = count;
   r.type = type;

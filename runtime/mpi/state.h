@@ -255,7 +255,7 @@ struct Request {
   rrt_request_t rr = RRT_REQUEST_NULL;  // NULL: inactive (persistent) or already complete
   ReqKind kind = ReqKind::Plain;
   MPI_Comm comm = MPI_COMM_NULL;        // for the error handler
-  bool isRecv = false;
+  bool p2p = false;                      // a send or receive: MPI_Cancel hands it to rrt_cancel
   Stage stage;
   // persistent: the saved arguments
   const void* buf = nullptr;
@@ -270,7 +270,7 @@ struct Request {
   rrt_status_t doneStatus{};
 };
 // New request for an rrt request and its staging (moved in). Returns the MPI handle.
-MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool isRecv);
+MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool p2p);
 Request* requestGet(MPI_Request handle);
 // Keeps an rrt request that nobody waits for (MPI_Request_free, MPI_Bsend) with its staging
 // until it completes; reaped from every completion call and drained by MPI_Finalize.

@@ -140,7 +140,6 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
   if (request) *request = MPI_REQUEST_NULL;
   const bool sends = kind == Kind::Put || kind == Kind::Acc ||
                      (kind == Kind::GetAcc && op != MPI_NO_OP);
-  const bool gets = kind == Kind::Get || kind == Kind::GetAcc;
   Type* tt = typeGet(ttype);
   Type* ot = sends || kind == Kind::Get ? typeGet(otype) : nullptr;
   Type* rt = kind == Kind::GetAcc ? typeGet(rtype) : nullptr;
@@ -235,7 +234,6 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
     if (rr != RRT_REQUEST_NULL) rrs.push_back(rr);
     done += p.len;
   }
-  (void)gets;
   // Unpack everything that arrived, whatever one piece's status says.
   if (st->p)
     for (auto& f : st->p->after)
@@ -257,7 +255,7 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
       return checkWin(handle, w, rc, fn);
     }
     Stage moved = std::move(*st);
-    *request = requestMake(last, MPI_COMM_WORLD, std::move(moved), gets);
+    *request = requestMake(last, MPI_COMM_WORLD, std::move(moved), false);
     if (last == RRT_REQUEST_NULL) {  // nothing to move: complete at once
       Request* r = requestGet(*request);
       r->stage.finish(0);

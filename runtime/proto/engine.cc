@@ -183,10 +183,15 @@ void Engine::finalize() {
     if (core::progress() == 0) sched_yield();
   }
   if (stats_on_) printStats();
-  if (!local_) (void)wireup::barrier();  // nobody leaves while a peer may still read our memory
+  // Nobody leaves while a peer may still read our memory or wait for an answer (a Cancel):
+  // progress goes on until every rank has arrived. A peer that is through the barrier already
+  // closes its connections meanwhile: that is its exit, not a failure.
+  finalizing_ = true;
+  if (!local_) (void)wireup::barrierProgressing();
   core::removePoller(&Engine::poll, this);
   if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
   idleFd_ = -1;
+  finalizing_ = false;
   transports_.clear();
   if (!local_) wireup::finalize();
   active_ = false;
@@ -383,8 +388,9 @@ void Engine::failPeer(int w, Status why) {
   Peer& p = peers_[static_cast<size_t>(w)];
   if (p.failed) return;
   p.failed = true;
-  const bool abortJob = !local_ && peerFailureAborts();
-  RRT_WARN("rank %d failed (%s): failing its operations", w, statusName(why));
+  const bool abortJob = !local_ && !finalizing_ && peerFailureAborts();
+  if (finalizing_) RRT_DEBUG("rank %d gone while finalizing (%s)", w, statusName(why));
+  else RRT_WARN("rank %d failed (%s): failing its operations", w, statusName(why));
   while (Request* r = p.pending.popFront()) finishSend(r, Status::ErrProcFailed);
   p.ctl.clear();
   p.ctlHead = 0;

@@ -12,6 +12,10 @@
 //              without one-sided operations, for sizes where copying wins, or when get() is
 //              refused, e.g. CMA denied).
 //   sync       an eager ssend waits for an Ack sent on match; rendezvous implies the match.
+//   cancel     a send not yet out is dropped locally; otherwise (standard eager already out,
+//              ssend waiting for its Ack, RTS out) a Cancel follows the message and the
+//              receiver answers whether it took the message out of its unexpected queue. A
+//              send that had matched completes normally; status.cancelled says which.
 //   device     a large message from GPU memory (gpu::sendProto) always goes rendezvous: Ipc
 //              (same node: the RTS carries a CUDA IPC reference, the receiver copies and sends
 //              FIN) or Copy with the sender's Data fragments fed by a pipeline of device->host
@@ -51,6 +55,7 @@ enum class Phase : uint8_t {
   WaitFin,      // RTS sent (Get): waiting for the receiver's FIN
   PutSend,      // after CTS: putting data (offset = bytes issued)
   DataSend,     // after CTS: streaming Data fragments (offset = bytes sent)
+  CancelWait,   // standard eager send all out, then cancelled: waiting for the CancelAck
   // receive side
   UnexpEager,   // unexpected eager message: buf = pool buffer, offset = bytes arrived
   UnexpRts,     // unexpected RTS
@@ -60,6 +65,11 @@ enum class Phase : uint8_t {
   RecvData,     // Copy mode: Data fragments arriving (offset = bytes arrived)
   IpcCopy,      // Ipc mode: copying from the sender's device buffer (gpu/rndv.h), then FIN
 };
+
+// Send-side protocol state in Request::flags (bit 0 is core::kSendSync).
+constexpr uint8_t kCancelAsked = 1u << 4;  // cancel requested: Cancel sent, or due once all out
+constexpr uint8_t kAcked = 1u << 5;        // the Ack came before the last fragment
+constexpr uint8_t kHeaderSent = 1u << 6;   // the opening message is out
 
 // Per-protocol settings of one peer, fixed when it is connected.
 struct PeerProto {
@@ -127,10 +137,15 @@ class Engine {
   // Send-side entry (p2p.h wraps these): r is a prepared send request.
   Status startSend(core::Request* r);
   // Blocking eager send without a request when everything is free (rrt_send fast path):
-  // Ok when sent, NoResource when the caller must take the request path.
-  Status trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, int tag);
+  // Ok when sent (*seq, when given, gets its sequence number), NoResource when the caller must
+  // take the request path.
+  Status trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, int tag,
+                       uint32_t* seq = nullptr);
   // Receive-side entry: r is a prepared receive request.
   void startRecv(core::Request* r);
+  // Cancels the send r (cancel.cc): Ok always; r completes (again, if it had) with
+  // status.cancelled set or not once the outcome is known.
+  Status cancelSend(core::Request* r);
 
   // Sends a control message now or queues it behind the peer's earlier ones.
   void sendCtl(int w, transport::AmId id, const void* hdr, size_t len);
@@ -154,6 +169,8 @@ class Engine {
   void onData(int src, const uint8_t* data, size_t len);
   void onFin(int src, const uint8_t* data, size_t len);
   void onAck(int src, const uint8_t* data, size_t len);
+  void onCancel(int src, const uint8_t* data, size_t len);
+  void onCancelAck(int src, const uint8_t* data, size_t len);
 
   // Protocol steps.
   Status progressSend(Peer& p, core::Request* r);  // Ok = done with the transport
@@ -171,6 +188,7 @@ class Engine {
   void issueGets(core::Request* r);
   void finishRecv(core::Request* r, Status s);
   void finishSend(core::Request* r, Status s);
+  void sendCancel(core::Request* r);  // the Cancel for r, whose message is all out
   void queuePending(Peer& p, core::Request* r);
   static void onGetDone(transport::Completion* c, Status s);
   static void onPutDone(transport::Completion* c, Status s);
@@ -183,6 +201,7 @@ class Engine {
 
   bool active_ = false;
   bool local_ = false;           // initLocal: no PMIx
+  bool finalizing_ = false;      // in finalize's last barrier: peers that leave have finished
   wireup::JobInfo job_;
   std::vector<transport::TransportPtr> transports_;
   std::vector<bool> published_;  // per transport: its address is in PMIx (lookup on connect)

@@ -46,11 +46,16 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
              uint8_t sendFlags, Request** out) {
   // Fast path: a small standard-mode send that the transport copies out right now completes
   // in the call, with no protocol state (what rrt_send does; here the caller still gets a
-  // request, already complete).
+  // request, already complete, that names the message should it be cancelled).
   const bool device = gpu::isDevice(buf, bytes);
+  uint32_t seq;
   if (!sendFlags && dst != RRT_PROC_NULL && !device &&
-      engine().trySendInline(comm, ctx, buf, bytes, dst, tag) == Status::Ok) {
+      engine().trySendInline(comm, ctx, buf, bytes, dst, tag, &seq) == Status::Ok) {
     Request* r = core::requestAlloc(core::ReqKind::Send);
+    r->ctx = ctx;
+    r->tag = tag;
+    r->peer = comm.worldRank(dst);
+    r->seq = seq;
     r->comm = &comm;
     r->buf = const_cast<void*>(buf);
     r->bytes = bytes;
@@ -143,6 +148,7 @@ Status iprobe(Comm& comm, uint32_t ctx, int src, int tag, bool* found, rrt_statu
 }
 
 Status cancel(Request* r) {
+  if (r->kind == core::ReqKind::Send) return engine().cancelSend(r);
   if (r->kind != core::ReqKind::Recv || r->complete) return Status::Ok;
   if (engine().matcher().queues(r->ctx).unpost(r)) {
     r->status.cancelled = 1;

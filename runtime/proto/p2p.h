@@ -21,7 +21,9 @@ Status irecv(Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag
              core::Request** out);
 // Probe: Ok with *found and *status filled (no removal).
 Status iprobe(Comm& comm, uint32_t ctx, int src, int tag, bool* found, rrt_status_t* status);
-// Cancel a posted receive (no effect if it already matched).
+// Cancel a posted receive (no effect if it already matched) or a send (Engine::cancelSend:
+// dropped unless the receiver matched it). Either way r then completes; status.cancelled
+// says whether the operation was cancelled.
 Status cancel(core::Request* r);
 
 }  // namespace rrt::proto

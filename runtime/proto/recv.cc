@@ -52,6 +52,8 @@ void Engine::onAm(void* arg, int src, transport::AmId id, const void* data, size
     case wire::kData: e->onData(src, d, len); break;
     case wire::kFin: e->onFin(src, d, len); break;
     case wire::kAck: e->onAck(src, d, len); break;
+    case wire::kCancel: e->onCancel(src, d, len); break;
+    case wire::kCancelAck: e->onCancelAck(src, d, len); break;
     default: RRT_WARN("unknown message id %u from rank %d dropped", id, src);
   }
 }
@@ -107,6 +109,7 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
   u->internal = true;
   u->phase = static_cast<uint8_t>(Phase::UnexpEager);
   u->ctx = h.e.m.ctx;
+  u->seq = h.e.m.seq;  // names it to a Cancel
   u->srcRank = h.e.m.src;
   u->tag = h.e.m.tag;
   u->peer = src;
@@ -187,6 +190,7 @@ void Engine::onRts(int src, const uint8_t* data, size_t len) {
   u->internal = true;
   u->phase = static_cast<uint8_t>(Phase::UnexpRts);
   u->ctx = h.m.ctx;
+  u->seq = h.m.seq;
   u->srcRank = h.m.src;
   u->tag = h.m.tag;
   u->peer = src;

@@ -14,8 +14,6 @@ namespace rrt::proto {
 using core::Request;
 
 namespace {
-constexpr uint8_t kHeaderSent = 1u << 6;  // Request::flags: the opening message is out
-constexpr uint8_t kAcked = 1u << 5;       // Request::flags: the Ack came before the last fragment
 
 inline void fillMatch(wire::MatchHeader* m, const Request* r) {
   m->ctx = r->ctx;
@@ -26,7 +24,7 @@ inline void fillMatch(wire::MatchHeader* m, const Request* r) {
 }  // namespace
 
 Status Engine::trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst,
-                             int tag) {
+                             int tag, uint32_t* seq) {
   const int w = comm.worldRank(dst);
   Peer* p = peer(w);
   if (!p->tx || p->failed) return Status::NoResource;  // the request path reports the error
@@ -40,6 +38,7 @@ Status Engine::trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t b
   h.total = bytes;
   Status st = p->tx->amSend(w, wire::kEager, &h, sizeof h, buf, bytes);
   if (st == Status::Ok) {
+    if (seq) *seq = p->sendSeq;
     ++p->sendSeq;
     ++p->msgsSent;
     p->bytesSent += bytes;
@@ -120,6 +119,10 @@ Status Engine::progressSend(Peer& p, Request* r) {
       }
       if (sync && !(r->flags & kAcked)) {
         r->phase = static_cast<uint8_t>(Phase::WaitAck);
+        if (r->flags & kCancelAsked) sendCancel(r);  // asked while fragments were queued
+      } else if (!sync && (r->flags & kCancelAsked)) {
+        r->phase = static_cast<uint8_t>(Phase::CancelWait);
+        sendCancel(r);
       } else {
         finishSend(r, Status::Ok);
       }
@@ -230,7 +233,7 @@ void Engine::finishSend(Request* r, Status s) {
     if (p.tx) p.tx->memDereg(r->memHandle);
     r->memHandle = nullptr;
   }
-  r->status.bytes = r->bytes;
+  r->status.bytes = r->status.cancelled ? 0 : r->bytes;
   if (__builtin_expect(r->gpuOp != nullptr, 0)) {
     gpuUnwatch(r);
     gpu::rndvEnd(r);

@@ -5,6 +5,8 @@
 // Eager messages carry the payload after the header; a message longer than one active message
 // continues in EagerFrag messages that follow it from the same sender, in order.
 // Rendezvous: RTS (sender) -> [CTS (receiver)] -> data by get / put / Data fragments -> FIN.
+// Send cancel: Cancel (sender, after the whole message) -> CancelAck (receiver): the message
+// was taken out of the unexpected queue, or it had matched already.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +25,9 @@ enum AmId : transport::AmId {
   kData = 6,       // DataHeader + payload (pipelined-copy rendezvous)
   kFin = 7,        // FinHeader: the rendezvous named by id is done (or failed: status != 0)
   kAck = 8,        // FinHeader: the synchronous send named by id was matched
-  kAmIdCount = 9
+  kCancel = 9,     // CancelHeader: drop the named message if it has not matched
+  kCancelAck = 10, // CancelAckHeader: the answer to a Cancel
+  kAmIdCount = 11
 };
 
 // The match header: who, what, which context, and the sender's per-peer sequence number.
@@ -98,6 +102,23 @@ struct FinHeader {
   uint32_t pad;
 } __attribute__((packed));
 static_assert(sizeof(FinHeader) == 16, "fin header is 16 bytes");
+
+// Names a message by what the receiver keeps of it: the context and the sender's per-peer
+// sequence number (unique among its unmatched messages); the transport keeps the Cancel
+// behind the message it names.
+struct CancelHeader {
+  uint32_t ctx;
+  uint32_t seq;
+  uint64_t sreq;     // the sender's request id, echoed in the CancelAck
+} __attribute__((packed));
+static_assert(sizeof(CancelHeader) == 16, "cancel header is 16 bytes");
+
+struct CancelAckHeader {
+  uint64_t sreq;
+  uint8_t cancelled;  // 1: removed, never to be received; 0: it had matched (or was unknown)
+  uint8_t pad[7];
+} __attribute__((packed));
+static_assert(sizeof(CancelAckHeader) == 16, "cancel ack header is 16 bytes");
 
 // ---- one-sided operations (runtime/rma) -----------------------------------------------------
 // Ride on ordinary point-to-point messages on a window's own context id: every request to a

@@ -9,7 +9,10 @@
 #include <sstream>
 #include <unistd.h>
 
+#include <atomic>
+
 #include "runtime/core/log.h"
+#include "runtime/core/progress.h"
 #include "runtime/wireup/wireup.h"
 
 namespace rrt::wireup {
@@ -288,6 +291,48 @@ Status fenceAll(bool collect) {
 
 Status fence() { return fenceAll(false); }
 Status barrier() { return fenceAll(true); }
+
+Status barrierProgressing() {
+  if (!gPmixUp) return Status::Ok;
+  pmix_status_t rc = PMIx_Commit();
+  if (rc != PMIX_SUCCESS) {
+    RRT_ERROR("PMIx_Commit: %s", PMIx_Error_string(rc));
+    return Status::ErrWireup;
+  }
+  struct Done {
+    std::atomic<bool> flag{false};
+    std::atomic<int> rc{PMIX_SUCCESS};
+  } done;
+  // Runs on PMIx's progress thread.
+  auto onFence = [](pmix_status_t status, void* arg) {
+    Done* d = static_cast<Done*>(arg);
+    d->rc.store(status, std::memory_order_relaxed);
+    d->flag.store(true, std::memory_order_release);
+  };
+  pmix_proc_t wild;
+  PMIX_LOAD_PROCID(&wild, gMe.nspace, PMIX_RANK_WILDCARD);
+  pmix_info_t info;
+  bool yes = true;
+  PMIX_INFO_LOAD(&info, PMIX_COLLECT_DATA, &yes, PMIX_BOOL);
+  // info and done must outlive the fence: PMIx keeps them until the callback has run.
+  rc = PMIx_Fence_nb(&wild, 1, &info, 1, onFence, &done);
+  if (rc == PMIX_OPERATION_SUCCEEDED) done.flag.store(true);  // completed in the call
+  if (rc != PMIX_SUCCESS && rc != PMIX_OPERATION_SUCCEEDED) {
+    PMIX_INFO_DESTRUCT(&info);
+    RRT_ERROR("PMIx_Fence_nb: %s", PMIx_Error_string(rc));
+    return Status::ErrWireup;
+  }
+  Status st = core::waitFor([&done] { return done.flag.load(std::memory_order_acquire); });
+  // Timed out (RRT_TIMEOUT): the callback may still come and write into done; wait it out.
+  while (!done.flag.load(std::memory_order_acquire)) usleep(1000);
+  PMIX_INFO_DESTRUCT(&info);
+  if (st != Status::Ok) return st;
+  if (done.rc.load(std::memory_order_relaxed) != PMIX_SUCCESS) {
+    RRT_ERROR("PMIx_Fence_nb: %s", PMIx_Error_string(done.rc.load()));
+    return Status::ErrWireup;
+  }
+  return Status::Ok;
+}
 
 Status lookup(int rank, const std::string& key, std::vector<uint8_t>* out) {
   if (!gPmixUp) return Status::ErrWireup;

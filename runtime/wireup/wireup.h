@@ -44,6 +44,9 @@ Status init(JobInfo* job);
 Status publish(const std::string& key, const void* data, size_t len);
 Status fence();
 Status barrier();
+// barrier() that keeps rrt's progress engine running while it waits (core::waitFor), so that
+// this rank still answers its peers (a Cancel, a FIN) until every rank has arrived.
+Status barrierProgressing();
 Status lookup(int rank, const std::string& key, std::vector<uint8_t>* out);
 // Tells the launcher to end the job with this code; returns only if that failed.
 void abortJob(int code, const char* message);

@@ -10,7 +10,7 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal \
 	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit \
 	tests/mp/p2p_regcache tests/mp/p2p_rdma_fault tests/mp/rma_win tests/mp/p2p_eager_classes \
-	tests/mp/p2p_wait_sleep
+	tests/mp/p2p_wait_sleep tests/mp/p2p_cancel_send
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
 MP_LINK_FLAGS = $(AM_LDFLAGS) -no-install
@@ -19,6 +19,9 @@ MP_COMMON_SRC = tests/mp/mp_util.h
 tests_mp_p2p_eager_classes_SOURCES = tests/mp/p2p_eager_classes.c $(MP_COMMON_SRC)
 tests_mp_p2p_eager_classes_LDADD = $(MP_LIBS)
 tests_mp_p2p_eager_classes_LDFLAGS = $(MP_LINK_FLAGS)
+tests_mp_p2p_cancel_send_SOURCES = tests/mp/p2p_cancel_send.c $(MP_COMMON_SRC)
+tests_mp_p2p_cancel_send_LDADD = $(MP_LIBS)
+tests_mp_p2p_cancel_send_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_p2p_wait_sleep_SOURCES = tests/mp/p2p_wait_sleep.c $(MP_COMMON_SRC)
 tests_mp_p2p_wait_sleep_LDADD = $(MP_LIBS)
 tests_mp_p2p_wait_sleep_LDFLAGS = $(MP_LINK_FLAGS)

@@ -3,7 +3,7 @@
 # compares the two. -no-install: real binaries, so rrun and mpirun exec the same kind of file.
 MPI_TEST_PROGS = tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_comm tests/mpi/mpi_dtype \
 	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu \
-	tests/mpi/mpi_pairtype
+	tests/mpi/mpi_pairtype tests/mpi/mpi_cancel
 check_PROGRAMS += $(MPI_TEST_PROGS)
 MPI_TEST_CPPFLAGS = -I$(top_srcdir)/include/rrt/mpi
 MPI_TEST_LIBS = librrt_mpi.la librrt.la
@@ -41,6 +41,10 @@ tests_mpi_mpi_rma_osu_SOURCES = tests/mpi/mpi_rma_osu.c tests/mpi/mtest.h
 tests_mpi_mpi_rma_osu_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_rma_osu_LDADD = $(MPI_TEST_LIBS)
 tests_mpi_mpi_rma_osu_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_cancel_SOURCES = tests/mpi/mpi_cancel.c tests/mpi/mtest.h
+tests_mpi_mpi_cancel_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_cancel_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_cancel_LDFLAGS = $(MPI_TEST_LINK)
 tests_mpi_mpi_pairtype_SOURCES = tests/mpi/mpi_pairtype.c tests/mpi/mtest.h
 tests_mpi_mpi_pairtype_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_pairtype_LDADD = $(MPI_TEST_LIBS)

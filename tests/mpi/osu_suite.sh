@@ -12,7 +12,9 @@
 # source file is missing from the tree are reported as MISSING and skipped. Programs are compiled
 # with -Werror=implicit-function-declaration: a call outside rrt's MPI subset is absent from
 # mpi.h, so the program fails to compile (reported, counted as a failure).
-#   OSU_CFLAGS    extra compiler flags for both builds (e.g. for a tree mixing OSU versions)
+#   OSU_CFLAGS    extra compiler flags for both builds (e.g. for a tree mixing OSU versions;
+#                 -DCONG_BW=-1 is added by itself when osu_util_graph.c names CONG_BW and
+#                 osu_util.h does not define it, as in trees mixing 7.2 and 7.4 utilities)
 #   OSU_ITERS     -i (default 100), OSU_WARMUP -x (default 10), OSU_MAXSIZE -m (default 1048576)
 #   OSU_TIMEOUT   seconds per run (default 120)
 #   OSU_NO_OPENMPI=1  skip the control
@@ -37,6 +39,10 @@ fi
   exit 1
 }
 
+if [ -f "$OSU_SRC/c/util/osu_util_graph.c" ] && grep -q CONG_BW "$OSU_SRC/c/util/osu_util_graph.c" &&
+  ! grep -q CONG_BW "$OSU_SRC/c/util/osu_util.h"; then
+  OSU_CFLAGS="${OSU_CFLAGS:-} -DCONG_BW=-1"
+fi
 iters=${OSU_ITERS:-100}
 warmup=${OSU_WARMUP:-10}
 maxsize=${OSU_MAXSIZE:-1048576}
@@ -50,8 +56,8 @@ benchmarks() {
 osu_latency 2 -
 osu_bw 2 -
 osu_bibw 2 -
-osu_mbw_mr 2 -
-osu_multi_lat 2 -
+osu_mbw_mr 2,4 -
+osu_multi_lat 2,4 -
 osu_latency_mp 2 -
 osu_allreduce 2,4 -
 osu_bcast 2,4 -

@@ -20,11 +20,17 @@ TEST(Wire, HeaderLayout) {
   EXPECT_EQ(offsetof(CtsHeader, mode), 32u);
   EXPECT_EQ(sizeof(DataHeader), 16u);
   EXPECT_EQ(sizeof(FinHeader), 16u);
+  EXPECT_EQ(offsetof(CancelHeader, seq), 4u);
+  EXPECT_EQ(offsetof(CancelHeader, sreq), 8u);
+  EXPECT_EQ(offsetof(CancelAckHeader, cancelled), 8u);
 }
 
 TEST(Wire, ControlMessagesFitAPendingSlot) {
   // A queued CTS carries its header and the largest rkey.
   EXPECT_LE(sizeof(CtsHeader) + transport::kMaxRkeyBytes, 255u);
+  // Cancel and its answer queue in the same slots (PendingCtl::bytes).
+  EXPECT_LE(sizeof(CancelHeader), sizeof(CtsHeader) + transport::kMaxRkeyBytes);
+  EXPECT_LE(sizeof(CancelAckHeader), sizeof(CtsHeader) + transport::kMaxRkeyBytes);
 }
 
 }  // namespace
