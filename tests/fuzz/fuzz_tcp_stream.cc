@@ -85,6 +85,7 @@ Hello validHello(uint32_t verdict) {
   h.peer = 0;
   h.size = 2;
   h.verdict = verdict;
+  h.streams = 1;
   return h;
 }
 
@@ -154,9 +155,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   append(&stream, &hello, sizeof hello);
-  // The transport checks magic, secret and ranks (52 bytes); the connector also the verdict.
+  // The transport checks magic, secret and ranks (52 bytes), the stream (0: the pair's first
+  // connection; the transport runs one stream, so no other is taken) and the streams asked for
+  // (1..kMaxStreams); the connector also the verdict.
   const size_t checked = connecting ? 56 : 52;
-  const bool helloOk = memcmp(&hello, &want, checked) == 0;
+  const bool helloOk = memcmp(&hello, &want, checked) == 0 && hello.stream == 0 &&
+                       hello.streams >= 1 && hello.streams <= kMaxStreams;
 
   std::vector<Delivered> expect;  // AMs of the well-formed frames before the first bad one
   bool wellFormed = true;

@@ -24,7 +24,8 @@ for r, p, n, tx, route, msgs, nbytes in lines:
         if tx != 'shm':
             bad.append('rank %d -> %d (same host) went over %s' % (r, p, tx))
         continue
-    m = re.fullmatch(r'\[?([0-9a-f.:]+?)\]?:\d+->\[?([0-9a-f.:]+?)\]?:\d+', route or '')
+    # "+K" after the route: K stripe streams (RRT_TCP_STREAMS) up besides the first connection
+    m = re.fullmatch(r'\[?([0-9a-f.:]+?)\]?:\d+->\[?([0-9a-f.:]+?)\]?:\d+(?:\+\d+)?', route or '')
     if tx != 'tcp' or not m:
         bad.append('rank %d -> %d (other host) went over %s %s' % (r, p, tx, route))
     elif m.group(1) != addr[r] or m.group(2) != addr[p]:

@@ -6,7 +6,13 @@
 
 #include <arpa/inet.h>
 
+#include <dirent.h>
+#include <sys/socket.h>
+
+#include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,20 +136,27 @@ struct Rank {
   std::vector<Got> got;
   std::vector<int> failed;
   TransportPtr tx;
+  std::function<void(const Got&)> onGot;  // runs as the AM arrives (its data valid only then)
 };
 
 void onAm(void* arg, int src, AmId id, const void* data, size_t len) {
-  static_cast<Rank*>(arg)->got.push_back({src, id, std::string(static_cast<const char*>(data), len)});
+  Rank* r = static_cast<Rank*>(arg);
+  r->got.push_back({src, id, std::string(static_cast<const char*>(data), len)});
+  if (r->onGot) r->onGot(r->got.back());
 }
 void onFailed(void* arg, int peer, Status) { static_cast<Rank*>(arg)->failed.push_back(peer); }
 
+// n transports over loopback; the first runs `streams` connections per pair (RRT_TCP_STREAMS),
+// the others `otherStreams` (default: the same).
 struct Job {
   std::vector<Rank> ranks;
-  explicit Job(int n) : ranks(n) {
+  explicit Job(int n, int streams = 1, int otherStreams = 0) : ranks(n) {
     setenv("RRT_TCP_IF", "lo", 1);
-    config::reload();
     std::vector<std::vector<uint8_t>> blobs(n);
     for (int r = 0; r < n; ++r) {
+      setenv("RRT_TCP_STREAMS",
+             std::to_string(r > 0 && otherStreams ? otherStreams : streams).c_str(), 1);
+      config::reload();
       Context c;
       c.rank = r;
       c.size = n;
@@ -164,6 +177,7 @@ struct Job {
         EXPECT_EQ(ranks[r].tx->connect(p, blobs[p].data(), blobs[p].size()), Status::Ok);
       }
     unsetenv("RRT_TCP_IF");
+    unsetenv("RRT_TCP_STREAMS");
     config::reload();
   }
   template <typename F>
@@ -269,6 +283,198 @@ TEST(TcpTransport, PutWithWrongCookieFailsThePeer) {
   EXPECT_EQ(dst[0], 0);  // nothing written
   EXPECT_EQ(job.ranks[0].tx->amSend(1, 9, "x", 1, nullptr, 0), Status::ErrProcFailed);
   job.ranks[1].tx->memDereg(mh);
+}
+
+// ---- stripe streams (RRT_TCP_STREAMS) ------------------------------------------------------
+
+// In a job of two whose pair runs `streams` connections: an AM each way opens the first
+// connection, then the opener adds the stripe streams (route() says "+K" once K are up).
+bool connectAll(Job& job, int streams) {
+  for (int r = 0; r < 2; ++r)
+    if (job.ranks[r].tx->amSend(1 - r, 1, "up", 2, nullptr, 0) != Status::Ok) return false;
+  const std::string want = streams > 1 ? "+" + std::to_string(streams - 1) : "";
+  return job.pollUntil([&] {
+    for (int r = 0; r < 2; ++r) {
+      const std::string route = job.ranks[r].tx->route(1 - r);
+      if (job.ranks[r].got.empty() || route.size() < want.size() ||
+          route.compare(route.size() - want.size(), want.size(), want) != 0)
+        return false;
+    }
+    return true;
+  });
+}
+
+uint8_t pattern(size_t i, int seed) { return static_cast<uint8_t>(i * 131 + seed * 7 + (i >> 12)); }
+
+// Many sizes (odd ones, around the stripe minimum and the page-aligned cut), all in flight at
+// once both ways, each followed by an AM: when that AM arrives, every byte of its put must
+// already be in place (stripe marks keep stream 0 behind the stripes), and nothing outside.
+void stripedPutsLandBeforeTheFollowingAm(int streams) {
+  Job job(2, streams);
+  ASSERT_TRUE(connectAll(job, streams));
+  const std::vector<size_t> sizes = {1,          4095,           100000,      (256 << 10) - 1,
+                                     256 << 10,  (256 << 10) + 1, 300001,      (1 << 20) + 4097,
+                                     3 << 20,    (3 << 20) + 13,  (8 << 20) - 1, 1 << 22};
+  const size_t kGuard = 64;
+  struct Side {
+    std::vector<std::vector<uint8_t>> src, dst;
+    std::vector<MemHandle*> mh;
+    std::vector<Done> done;
+    std::vector<Status> st;
+    size_t checked = 0;
+    int bad = 0;
+  } side[2];
+  for (int r = 0; r < 2; ++r) {
+    Side& s = side[r];
+    s.done.resize(sizes.size());
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      s.src.emplace_back(sizes[i]);
+      for (size_t b = 0; b < sizes[i]; ++b) s.src[i][b] = pattern(b, r * 100 + static_cast<int>(i));
+      s.dst.emplace_back(sizes[i] + 2 * kGuard, 0xee);
+      MemHandle* mh = nullptr;
+      ASSERT_EQ(job.ranks[1 - r].tx->memReg(s.dst[i].data(), s.dst[i].size(), MemType::Host, &mh),
+                Status::Ok);
+      s.mh.push_back(mh);
+      s.done[i].fn = &onDone;
+    }
+    // The receiver checks put i of its peer when the AM numbered i arrives.
+    job.ranks[1 - r].onGot = [&s, &sizes, kGuard](const Got& g) {
+      if (g.id != 2) return;
+      uint32_t i;
+      memcpy(&i, g.data.data(), sizeof i);
+      if (i != s.checked++) ++s.bad;
+      const std::vector<uint8_t>& d = s.dst[i];
+      if (memcmp(d.data() + kGuard, s.src[i].data(), sizes[i]) != 0) ++s.bad;
+      for (size_t b = 0; b < kGuard; ++b)
+        if (d[b] != 0xee || d[kGuard + sizes[i] + b] != 0xee) ++s.bad;
+    };
+  }
+  for (size_t i = 0; i < sizes.size(); ++i)
+    for (int r = 0; r < 2; ++r) {
+      Side& s = side[r];
+      uint8_t rkey[kMaxRkeyBytes];
+      const size_t rlen = job.ranks[1 - r].tx->rkeyPack(s.mh[i], rkey);
+      const Status st = job.ranks[r].tx->put(
+          1 - r, s.src[i].data(), sizes[i], nullptr,
+          reinterpret_cast<uint64_t>(s.dst[i].data()) + kGuard, rkey, rlen, &s.done[i]);
+      ASSERT_TRUE(st == Status::Ok || st == Status::InProgress) << statusName(st);
+      s.st.push_back(st);
+      const uint32_t n = static_cast<uint32_t>(i);
+      ASSERT_EQ(job.ranks[r].tx->amSend(1 - r, 2, &n, sizeof n, nullptr, 0), Status::Ok);
+    }
+  ASSERT_TRUE(job.pollUntil([&] {
+    return side[0].checked == sizes.size() && side[1].checked == sizes.size();
+  }));
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(side[r].bad, 0) << "rank " << r << "'s puts";
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_EQ(side[r].done[i].fired, side[r].st[i] == Status::InProgress ? 1 : 0) << sizes[i];
+      EXPECT_EQ(side[r].done[i].st, Status::Ok);
+      job.ranks[1 - r].tx->memDereg(side[r].mh[i]);
+    }
+    EXPECT_TRUE(job.ranks[r].failed.empty());
+  }
+}
+
+TEST(TcpStripes, OneStream) { stripedPutsLandBeforeTheFollowingAm(1); }
+TEST(TcpStripes, TwoStreams) { stripedPutsLandBeforeTheFollowingAm(2); }
+TEST(TcpStripes, FourStreams) { stripedPutsLandBeforeTheFollowingAm(4); }
+
+// The two ranks' numbers differ: the pair uses the smaller.
+TEST(TcpStripes, PairUsesTheSmallerNumber) {
+  Job job(2, 4, 2);
+  ASSERT_TRUE(connectAll(job, 2));
+  for (int i = 0; i < 200; ++i)
+    for (Rank& r : job.ranks) r.tx->progress();
+  EXPECT_EQ(job.ranks[0].tx->route(1).back(), '1');  // "+1", never "+3"
+  EXPECT_EQ(job.ranks[1].tx->route(0).back(), '1');
+}
+
+// A stripe stream that dies (here: shut down under the transport) fails the peer on both sides,
+// and a put in flight completes with ErrProcFailed instead of hanging.
+TEST(TcpStripes, StripeStreamDeathFailsThePeer) {
+  Job job(2, 3);
+  ASSERT_TRUE(connectAll(job, 3));
+  // The sockets of stream 0 are named by route(); any other connected TCP socket of this
+  // process between the two ranks' ports is a stripe stream.
+  std::set<int> mainPorts;
+  for (int r = 0; r < 2; ++r) {
+    const std::string route = job.ranks[r].tx->route(1 - r);
+    const size_t arrow = route.find("->");
+    mainPorts.insert(atoi(route.c_str() + route.rfind(':', arrow) + 1));
+  }
+  int stripeFd = -1;
+  DIR* d = opendir("/proc/self/fd");
+  ASSERT_NE(d, nullptr);
+  while (dirent* e = readdir(d)) {
+    const int fd = atoi(e->d_name);
+    sockaddr_in me{}, peer{};
+    socklen_t ml = sizeof me, pl = sizeof peer;
+    if (fd <= 2 || getsockname(fd, reinterpret_cast<sockaddr*>(&me), &ml) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &pl) != 0 || me.sin_family != AF_INET)
+      continue;
+    if (!mainPorts.count(ntohs(me.sin_port))) stripeFd = fd;
+  }
+  closedir(d);
+  ASSERT_GE(stripeFd, 0);
+  const size_t n = size_t{64} << 20;  // big enough to be in flight when the stream dies
+  std::vector<uint8_t> src(n, 3), dst(n, 0);
+  MemHandle* mh = nullptr;
+  ASSERT_EQ(job.ranks[1].tx->memReg(dst.data(), dst.size(), MemType::Host, &mh), Status::Ok);
+  uint8_t rkey[kMaxRkeyBytes];
+  const size_t rlen = job.ranks[1].tx->rkeyPack(mh, rkey);
+  Done done;
+  done.fn = &onDone;
+  const Status st = job.ranks[0].tx->put(1, src.data(), n, nullptr,
+                                         reinterpret_cast<uint64_t>(dst.data()), rkey, rlen, &done);
+  ASSERT_TRUE(st == Status::Ok || st == Status::InProgress);
+  ASSERT_EQ(shutdown(stripeFd, SHUT_RDWR), 0);
+  ASSERT_TRUE(job.pollUntil([&] {
+    return !job.ranks[0].failed.empty() && !job.ranks[1].failed.empty() &&
+           (st == Status::Ok || done.fired == 1);
+  }));
+  if (st == Status::InProgress) {
+    EXPECT_EQ(done.st, Status::ErrProcFailed);
+  }
+  EXPECT_EQ(job.ranks[0].tx->amSend(1, 9, "x", 1, nullptr, 0), Status::ErrProcFailed);
+  EXPECT_EQ(job.ranks[1].tx->amSend(0, 9, "x", 1, nullptr, 0), Status::ErrProcFailed);
+  job.ranks[1].tx->memDereg(mh);
+}
+
+// A stripe stream's Hello for a pair that has none (the peer runs one stream) is refused.
+TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
+  Job job(2);  // one stream each
+  std::vector<uint8_t> blob;
+  ASSERT_EQ(job.ranks[1].tx->address(&blob), Status::Ok);
+  uint16_t port = 0;
+  std::vector<Endpoint> eps;
+  ASSERT_EQ(parseAddress(blob.data(), blob.size(), 1, &port, &eps), Status::Ok);
+  // Establish the pair first, then come as rank 0's stream 1.
+  ASSERT_EQ(job.ranks[0].tx->amSend(1, 1, "up", 2, nullptr, 0), Status::Ok);
+  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].got.empty(); }));
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage sa;
+  const socklen_t len = toSockaddr(eps[0], port, &sa);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  Hello h{};
+  memcpy(h.magic, kHelloMagic, sizeof h.magic);
+  memset(h.secret, '\x5a', sizeof h.secret);
+  h.rank = 0;
+  h.peer = 1;
+  h.size = 2;
+  h.stream = 1;
+  h.streams = 2;
+  ASSERT_EQ(send(fd, &h, sizeof h, 0), static_cast<ssize_t>(sizeof h));
+  char c;
+  ssize_t got = -1;
+  ASSERT_TRUE(job.pollUntil([&] {
+    got = recv(fd, &c, 1, MSG_DONTWAIT);
+    return got == 0 || (got < 0 && errno != EAGAIN);
+  }));  // closed without a Hello in answer
+  close(fd);
+  EXPECT_TRUE(job.ranks[1].failed.empty());  // the real pair goes on
+  ASSERT_EQ(job.ranks[0].tx->amSend(1, 1, "on", 2, nullptr, 0), Status::Ok);
+  ASSERT_TRUE(job.pollUntil([&] { return job.ranks[1].got.size() == 2; }));
 }
 
 }  // namespace

@@ -36,46 +36,87 @@ constexpr size_t kDefaultEager = size_t{32} << 10;
 constexpr int kMaxEvents = 64;
 constexpr int kMaxIov = 64;
 constexpr size_t kMaxIncoming = 64;                    // unauthenticated sockets at once
+constexpr size_t kStripeAlign = 4096;                  // stripe parts start on page boundaries
+constexpr size_t kStripeOps = 256;                     // striped puts in flight per transport
 const char kFallbackSecretKey[] = "rrt.tcp.secret";  // published by rank 0 when rrun gave none
 static_assert(kSecretBytes == wireup::kSecretBytes, "one secret size");
 
-// epoll data: kind in the top 32 bits, index below.
-enum Tag : uint64_t { kTagListen = 1, kTagPeer = 2, kTagIncoming = 3 };
+// epoll data: kind in the top 32 bits, index below (a peer's rank; for a stripe stream
+// rank * kMaxStreams + stream).
+enum Tag : uint64_t { kTagListen = 1, kTagPeer = 2, kTagIncoming = 3, kTagStripe = 4 };
 inline uint64_t tag(Tag t, uint32_t i) { return (uint64_t{t} << 32) | i; }
 
 enum class State : uint8_t { None, Connecting, HelloSent, AwaitIncoming, Established, Dead };
 
 struct OutItem {
-  size_t off;            // first byte in Peer::txBuf
+  size_t off;            // first byte in Link::txBuf
   size_t len;            // bytes in txBuf
   const uint8_t* zptr;   // PUT payload in the caller's memory, or nullptr
   size_t zlen;
   Completion* done;      // PUT: fired when the last byte is written
 };
 
+// One connection's data path: what waits to be written, and a PUT payload being read straight
+// into registered memory.
+struct Link {
+  int fd = -1;
+  uint64_t epollData = 0;
+  bool wantOut = false;          // EPOLLOUT registered
+  std::deque<OutItem> txq;
+  std::vector<uint8_t> txBuf;
+  size_t txDone = 0;             // bytes of txq.front() already written (txBuf part, then zptr)
+  uint8_t* putDst = nullptr;     // PUT payload still to read
+  size_t putLeft = 0;
+};
+
+// A stripe stream (1..streams-1) of a peer pair: PUT frames only, both ways. Opened by the rank
+// whose connection became the pair's first one, right after it did.
+struct Stripe {
+  Link link;
+  State state = State::None;     // None, Connecting, HelloSent, Established
+  double deadline = 0;
+  uint8_t hello[kHelloBytes];    // HelloSent: the acceptor's answer so far
+  size_t helloGot = 0;
+  uint8_t hdr[sizeof(PutHeader)];  // a PUT header being read
+  size_t hdrGot = 0;
+  uint64_t landed = 0;           // payload bytes read from this stream so far
+  uint64_t expected = 0;         // payload bytes the peer's stripe marks announced on it
+};
+
+// A put cut over several streams: `done` fires once every part has been written.
+class TcpTransport;
+struct StripeOp;
+struct StripePart : Completion {
+  StripeOp* op = nullptr;
+};
+struct StripeOp {
+  StripePart parts[kMaxStreams];
+  TcpTransport* owner = nullptr;
+  Completion* done = nullptr;    // nullptr: put() returned an error, nobody waits
+  uint32_t left = 0;             // parts not yet written
+  Status status = Status::Ok;
+  StripeOp* nextFree = nullptr;
+};
+
 struct Peer {
   int rank = -1;
-  int fd = -1;
   State state = State::None;
   bool haveAddress = false;
-  bool wantOut = false;          // EPOLLOUT registered
   bool failReported = false;
+  bool stalled = false;          // stream 0 waits at a stripe mark for stripe bytes
   Status why = Status::Ok;
   uint16_t portNet = 0;
+  uint32_t streams = 1;          // connections of this pair: min of both ranks' RRT_TCP_STREAMS
+  uint32_t stripesUp = 0;        // stripe streams established
   std::vector<Endpoint> addrs;
   size_t addrNext = 0;           // next address to try
   double deadline = 0;           // Connecting / HelloSent / AwaitIncoming
   uint8_t hello[kHelloBytes];    // HelloSent: the acceptor's answer so far
   size_t helloGot = 0;
-  // send side
-  std::deque<OutItem> txq;
-  std::vector<uint8_t> txBuf;
-  size_t txDone = 0;             // bytes of txq.front() already written (txBuf part, then zptr)
-  // receive side
-  std::vector<uint8_t> rx;
+  Link main;                     // stream 0: every AM, and puts that are not striped
+  std::vector<uint8_t> rx;       // stream 0's receive buffer
   size_t rxHead = 0, rxTail = 0;
-  uint8_t* putDst = nullptr;     // PUT payload still to read straight into user memory
-  size_t putLeft = 0;
+  std::vector<Stripe> stripes;   // streams 1..streams-1
   std::string route;             // "local -> remote" socket addresses, set when established
 };
 
@@ -156,16 +197,23 @@ class TcpTransport final : public Transport {
 
   int progress() override;
   bool flushed() const override {
-    for (const Peer& p : peers_)
-      if (!p.txq.empty() && p.state != State::Dead) return false;
+    for (const Peer& p : peers_) {
+      if (p.state == State::Dead) continue;
+      if (!p.main.txq.empty()) return false;
+      for (const Stripe& s : p.stripes)
+        if (!s.link.txq.empty()) return false;
+    }
     return true;
   }
   int eventFd() const override { return epfd_; }
   void disconnect(int peer) override {
     if (reachable(peer)) markDead(peers_[peer], Status::ErrProcFailed);
   }
+  // The first connection's socket addresses, then "+K" when K stripe streams are up.
   std::string route(int peer) const override {
-    return reachable(peer) ? peers_[peer].route : std::string();
+    if (!reachable(peer)) return std::string();
+    const Peer& p = peers_[peer];
+    return p.stripesUp ? p.route + "+" + std::to_string(p.stripesUp) : p.route;
   }
 
  private:
@@ -177,18 +225,30 @@ class TcpTransport final : public Transport {
   void onAccept();
   void onIncoming(uint32_t slot);
   void closeIncoming(uint32_t slot, const char* why);
-  void establish(Peer& p, int fd);
-  void fillHello(Hello* h, int peer, uint32_t verdict) const;
+  void establish(Peer& p, int fd, bool opener, uint32_t peerStreams);
+  void fillHello(Hello* h, int peer, uint32_t stream, uint32_t verdict) const;
   bool checkHello(const Hello& h, int expectRank, const char** why) const;
+  // stripe streams
+  void startStripe(Peer& p, uint32_t stream);
+  void onStripeConnectEvent(Peer& p, uint32_t stream, uint32_t events);
+  bool adoptStripe(Peer& p, uint32_t stream, int fd);
+  int readStripe(Peer& p, uint32_t stream);
+  bool stripesCaughtUp(const Peer& p) const;
+  Status putStriped(Peer& p, const PutHeader& h, const uint8_t* src, Completion* done);
+  static void onStripePartDone(Completion* c, Status s);
   void setSocketOptions(int fd) const;
   void setEpoll(int fd, uint64_t data, uint32_t events, int op);
   void checkDeadlines();
   // data path
-  bool enqueue(Peer& p, const void* a, size_t alen, const void* b, size_t blen,
+  bool enqueue(Link& l, const void* a, size_t alen, const void* b, size_t blen,
                const void* c, size_t clen, const uint8_t* zptr, size_t zlen, Completion* done,
                size_t skip);
-  void flush(Peer& p);
-  void setWantOut(Peer& p, bool want);
+  Status writeCopy(Peer& p, Link& l, const void* a, size_t alen, const void* b, size_t blen,
+                   const void* c, size_t clen);
+  Status writePut(Peer& p, Link& l, const PutHeader& h, const uint8_t* src, Completion* done);
+  const uint8_t* putTarget(const Peer& p, const PutHeader& h, uint32_t stream);
+  void flush(Peer& p, Link& l);
+  void setWantOut(Link& l, bool want);
   int readPeer(Peer& p);
   int parseFrames(Peer& p);
   // failures
@@ -206,7 +266,12 @@ class TcpTransport final : public Transport {
   double timeout_ = 30;
   int sockBuf_ = 0;
   bool polling_ = false;
-  int handshakes_ = 0;          // peers in Connecting/HelloSent/AwaitIncoming + incoming sockets
+  int handshakes_ = 0;          // peers and stripes in Connecting/HelloSent/AwaitIncoming +
+                                // incoming sockets
+  uint32_t streams_ = 1;        // RRT_TCP_STREAMS
+  size_t stripeMin_ = 0;        // smallest put that is striped
+  std::vector<StripeOp> stripeOps_;
+  StripeOp* freeOps_ = nullptr;
   double nextDeadlineCheck_ = 0;
   std::vector<Peer> peers_;
   std::vector<Incoming> incoming_;
@@ -217,8 +282,11 @@ class TcpTransport final : public Transport {
 };
 
 TcpTransport::~TcpTransport() {
-  for (Peer& p : peers_)
-    if (p.fd >= 0) close(p.fd);
+  for (Peer& p : peers_) {
+    if (p.main.fd >= 0) close(p.main.fd);
+    for (Stripe& s : p.stripes)
+      if (s.link.fd >= 0) close(s.link.fd);
+  }
   for (Incoming& in : incoming_)
     if (in.fd >= 0) close(in.fd);
   if (listenFd_ >= 0) close(listenFd_);
@@ -234,6 +302,28 @@ Status TcpTransport::init() {
   if (timeout_ <= 0) timeout_ = 1e9;
   sockBuf_ = static_cast<int>(
       std::min<uint64_t>(config::sizeOr(config::Tunable::TcpSockBuf, 4 << 20), 1u << 30));
+
+  const uint64_t streams = config::sizeOr(config::Tunable::TcpStreams, 1);
+  if (streams < 1 || streams > kMaxStreams) {
+    RRT_ERROR("tcp: RRT_TCP_STREAMS=%s: 1 to %u connections per peer pair",
+              config::value(config::Tunable::TcpStreams).c_str(), kMaxStreams);
+    return Status::ErrArg;
+  }
+  streams_ = static_cast<uint32_t>(streams);
+  stripeMin_ = std::max<uint64_t>(config::sizeOr(config::Tunable::TcpStripeMin, 256 << 10),
+                                  streams_ * kStripeAlign);
+  if (streams_ > 1) {  // the put bookkeeping, made once: no allocation on the fast path
+    stripeOps_.resize(kStripeOps);
+    for (StripeOp& op : stripeOps_) {
+      op.owner = this;
+      for (StripePart& part : op.parts) {
+        part.op = &op;
+        part.fn = &TcpTransport::onStripePartDone;
+      }
+      op.nextFree = freeOps_;
+      freeOps_ = &op;
+    }
+  }
 
   if (ctx_.secret.size() == kSecretBytes) {
     memcpy(secret_, ctx_.secret.data(), kSecretBytes);
@@ -261,7 +351,10 @@ Status TcpTransport::init() {
   RRT_TRY(listenOn());
 
   peers_.resize(static_cast<size_t>(ctx_.size));
-  for (int r = 0; r < ctx_.size; ++r) peers_[r].rank = r;
+  for (int r = 0; r < ctx_.size; ++r) {
+    peers_[r].rank = r;
+    peers_[r].main.epollData = tag(kTagPeer, static_cast<uint32_t>(r));
+  }
 
   const uint64_t eager = config::sizeOr(config::Tunable::TcpEagerLimit, kDefaultEager);
   caps_.flags = kAmBcopy | kPutZcopy | kOrdered | kNeedsReg | kEventFd;
@@ -372,7 +465,7 @@ void TcpTransport::setEpoll(int fd, uint64_t data, uint32_t events, int op) {
     RRT_WARN("tcp: epoll_ctl(%d) on fd %d: %s", op, fd, strerror(errno));
 }
 
-void TcpTransport::fillHello(Hello* h, int peer, uint32_t verdict) const {
+void TcpTransport::fillHello(Hello* h, int peer, uint32_t stream, uint32_t verdict) const {
   memset(h, 0, sizeof *h);
   memcpy(h->magic, kHelloMagic, sizeof h->magic);
   memcpy(h->secret, secret_, kSecretBytes);
@@ -380,6 +473,8 @@ void TcpTransport::fillHello(Hello* h, int peer, uint32_t verdict) const {
   h->peer = peer;
   h->size = static_cast<uint32_t>(ctx_.size);
   h->verdict = verdict;
+  h->stream = stream;
+  h->streams = static_cast<uint16_t>(streams_);
 }
 
 bool TcpTransport::checkHello(const Hello& h, int expectRank, const char** why) const {
@@ -391,6 +486,8 @@ bool TcpTransport::checkHello(const Hello& h, int expectRank, const char** why) 
              h.rank < 0 || h.rank >= ctx_.size || h.rank == ctx_.rank ||
              (expectRank >= 0 && h.rank != expectRank)) {
     *why = "impossible ranks";
+  } else if (h.stream >= kMaxStreams || h.streams == 0 || h.streams > kMaxStreams) {
+    *why = "impossible stream";
   } else {
     return true;
   }
@@ -415,7 +512,7 @@ void TcpTransport::startConnect(Peer& p) {
     }
     RRT_DEBUG("tcp: connecting to rank %d at %s", p.rank, endpointString(e, p.portNet).c_str());
     if (p.state == State::None) ++handshakes_;
-    p.fd = fd;
+    p.main.fd = fd;
     p.state = State::Connecting;
     p.helloGot = 0;
     p.deadline = core::now() + timeout_;
@@ -430,30 +527,30 @@ void TcpTransport::onConnectEvent(Peer& p, uint32_t events) {
   if (p.state == State::Connecting) {
     int err = 0;
     socklen_t len = sizeof err;
-    getsockopt(p.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    getsockopt(p.main.fd, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err != 0 || (events & (EPOLLERR | EPOLLHUP))) {
       RRT_INFO("tcp: connect to rank %d failed: %s", p.rank, strerror(err ? err : ECONNREFUSED));
-      close(p.fd);
-      p.fd = -1;
+      close(p.main.fd);
+      p.main.fd = -1;
       startConnect(p);  // the next address, or dead
       return;
     }
     Hello h;
-    fillHello(&h, p.rank, kVerdictNone);
+    fillHello(&h, p.rank, 0, kVerdictNone);
     // A fresh socket's send buffer takes 64 bytes whole.
-    if (send(p.fd, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h)) {
+    if (send(p.main.fd, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h)) {
       markDead(p, Status::ErrProcFailed);
       return;
     }
     p.state = State::HelloSent;
-    setEpoll(p.fd, tag(kTagPeer, p.rank), EPOLLIN, EPOLL_CTL_MOD);
+    setEpoll(p.main.fd, tag(kTagPeer, p.rank), EPOLLIN, EPOLL_CTL_MOD);
     return;
   }
   onHelloReply(p);
 }
 
 void TcpTransport::onHelloReply(Peer& p) {
-  ssize_t n = recv(p.fd, p.hello + p.helloGot, kHelloBytes - p.helloGot, 0);
+  ssize_t n = recv(p.main.fd, p.hello + p.helloGot, kHelloBytes - p.helloGot, 0);
   if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
   if (n <= 0) {
     RRT_WARN("tcp: rank %d closed the connection during the handshake", p.rank);
@@ -465,20 +562,20 @@ void TcpTransport::onHelloReply(Peer& p) {
   Hello h;
   memcpy(&h, p.hello, sizeof h);
   const char* why = nullptr;
-  if (!checkHello(h, p.rank, &why)) {
+  if (!checkHello(h, p.rank, &why) || (h.stream != 0 && (why = "wrong stream"))) {
     RRT_ERROR("tcp: the listener of rank %d failed authentication (%s)", p.rank, why);
     markDead(p, Status::ErrTransport);
     return;
   }
   if (h.verdict == kVerdictAccept) {
     --handshakes_;
-    int fd = p.fd;
-    establish(p, fd);
+    int fd = p.main.fd;
+    establish(p, fd, true, h.streams);
     return;
   }
   // Rejected: the peer (lower rank) is connecting to us; its connection will arrive.
-  close(p.fd);
-  p.fd = -1;
+  close(p.main.fd);
+  p.main.fd = -1;
   p.state = State::AwaitIncoming;
   p.deadline = core::now() + timeout_;
   RRT_DEBUG("tcp: rank %d connects to us instead", p.rank);
@@ -497,16 +594,26 @@ std::string connectionRoute(int fd) {
 
 }  // namespace
 
-void TcpTransport::establish(Peer& p, int fd) {
-  p.fd = fd;
+// peerStreams: what the peer's Hello asked for; the pair runs the smaller of it and ours.
+void TcpTransport::establish(Peer& p, int fd, bool opener, uint32_t peerStreams) {
+  p.streams = std::min(streams_, peerStreams);
+  p.stripes.clear();
+  p.stripes.resize(p.streams - 1);
+  for (uint32_t k = 1; k < p.streams; ++k)
+    p.stripes[k - 1].link.epollData =
+        tag(kTagStripe, static_cast<uint32_t>(p.rank) * kMaxStreams + k);
+  p.main.fd = fd;
   p.route = connectionRoute(fd);
   p.state = State::Established;
   p.rx.resize(kRxBytes);
   p.rxHead = p.rxTail = 0;
-  p.wantOut = false;
-  setEpoll(fd, tag(kTagPeer, p.rank), EPOLLIN, EPOLL_CTL_MOD);
+  p.main.wantOut = false;
+  setEpoll(fd, p.main.epollData, EPOLLIN, EPOLL_CTL_MOD);
   RRT_DEBUG("tcp: connected with rank %d", p.rank);
-  flush(p);
+  // The rank whose connection survived opens the stripe streams, so they never race.
+  if (opener)
+    for (uint32_t k = 1; k < p.streams && p.state == State::Established; ++k) startStripe(p, k);
+  if (p.state == State::Established) flush(p, p.main);
 }
 
 void TcpTransport::onAccept() {
@@ -570,6 +677,16 @@ void TcpTransport::onIncoming(uint32_t slot) {
     return;
   }
   Peer& p = peers_[h.rank];
+  if (h.stream != 0) {  // a stripe stream of an established pair, or nothing
+    const int fd = in.fd;
+    in.fd = -1;
+    --handshakes_;
+    if (!adoptStripe(p, h.stream, fd)) {
+      RRT_WARN("tcp: rejected stripe stream %u from rank %d (not expected)", h.stream, h.rank);
+      close(fd);
+    }
+    return;
+  }
   bool accept;
   switch (p.state) {
     case State::None:
@@ -579,7 +696,7 @@ void TcpTransport::onIncoming(uint32_t slot) {
     default: accept = false;  // established or dead: a second connection is not wanted
   }
   Hello reply;
-  fillHello(&reply, h.rank, accept ? kVerdictAccept : kVerdictReject);
+  fillHello(&reply, h.rank, 0, accept ? kVerdictAccept : kVerdictReject);
   const bool sent = send(in.fd, &reply, sizeof reply, MSG_NOSIGNAL) ==
                     static_cast<ssize_t>(sizeof reply);
   if (!accept || !sent) {
@@ -591,13 +708,13 @@ void TcpTransport::onIncoming(uint32_t slot) {
   in.fd = -1;
   --handshakes_;
   if (p.state == State::Connecting || p.state == State::HelloSent) {
-    close(p.fd);
-    p.fd = -1;
+    close(p.main.fd);
+    p.main.fd = -1;
   }
   if (p.state != State::None) --handshakes_;  // Connecting/HelloSent/AwaitIncoming end here
   epoll_ctl(epfd_, EPOLL_CTL_DEL, fd, nullptr);
-  setEpoll(fd, tag(kTagPeer, h.rank), EPOLLIN, EPOLL_CTL_ADD);
-  establish(p, fd);
+  setEpoll(fd, p.main.epollData, EPOLLIN, EPOLL_CTL_ADD);
+  establish(p, fd, false, h.streams);
 }
 
 void TcpTransport::checkDeadlines() {
@@ -614,36 +731,307 @@ void TcpTransport::checkDeadlines() {
                 timeout_);
       markDead(p, Status::ErrProcFailed);
     }
+    for (size_t k = 0; k < p.stripes.size() && p.state == State::Established; ++k) {
+      const Stripe& s = p.stripes[k];
+      if ((s.state == State::Connecting || s.state == State::HelloSent) && t > s.deadline) {
+        RRT_ERROR("tcp: stripe stream %zu to rank %d not set up within %.0f s (RRT_TCP_TIMEOUT)",
+                  k + 1, p.rank, timeout_);
+        markDead(p, Status::ErrProcFailed);
+      }
+    }
   }
+}
+
+// ---- stripe streams -------------------------------------------------------------------------
+// Extra connections of an established pair (RRT_TCP_STREAMS > 1), opened by the rank whose
+// connection became the first one, to the address that connection reached, with the same
+// Hello (its `stream` says which). The acceptor takes stream k only from a peer it is
+// established with and only once. Any failure of a stripe stream (set-up included) fails the
+// peer: its data may be half-written.
+
+void TcpTransport::startStripe(Peer& p, uint32_t stream) {
+  Stripe& s = p.stripes[stream - 1];
+  const Endpoint& e = p.addrs[p.addrNext - 1];  // the address the first connection reached
+  sockaddr_storage sa;
+  const socklen_t len = toSockaddr(e, p.portNet, &sa);
+  const int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (fd < 0 || (::connect(fd, reinterpret_cast<sockaddr*>(&sa), len) != 0 &&
+                 errno != EINPROGRESS)) {
+    RRT_ERROR("tcp: stripe stream %u to rank %d at %s: %s", stream, p.rank,
+              endpointString(e, p.portNet).c_str(), strerror(errno));
+    if (fd >= 0) close(fd);
+    markDead(p, Status::ErrProcFailed);
+    return;
+  }
+  setSocketOptions(fd);
+  s.link.fd = fd;
+  s.state = State::Connecting;
+  s.helloGot = 0;
+  s.deadline = core::now() + timeout_;
+  ++handshakes_;
+  setEpoll(fd, s.link.epollData, EPOLLOUT, EPOLL_CTL_ADD);
+}
+
+void TcpTransport::onStripeConnectEvent(Peer& p, uint32_t stream, uint32_t events) {
+  Stripe& s = p.stripes[stream - 1];
+  if (s.state == State::Connecting) {
+    int err = 0;
+    socklen_t len = sizeof err;
+    getsockopt(s.link.fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    Hello h;
+    fillHello(&h, p.rank, stream, kVerdictNone);
+    if (err != 0 || (events & (EPOLLERR | EPOLLHUP)) ||
+        send(s.link.fd, &h, sizeof h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof h)) {
+      RRT_ERROR("tcp: stripe stream %u to rank %d: %s", stream, p.rank,
+                strerror(err ? err : ECONNREFUSED));
+      markDead(p, Status::ErrProcFailed);
+      return;
+    }
+    s.state = State::HelloSent;
+    setEpoll(s.link.fd, s.link.epollData, EPOLLIN, EPOLL_CTL_MOD);
+    return;
+  }
+  const ssize_t n = recv(s.link.fd, s.hello + s.helloGot, kHelloBytes - s.helloGot, 0);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+  if (n <= 0) {
+    RRT_ERROR("tcp: rank %d closed stripe stream %u during the handshake", p.rank, stream);
+    markDead(p, Status::ErrProcFailed);
+    return;
+  }
+  s.helloGot += static_cast<size_t>(n);
+  if (s.helloGot < kHelloBytes) return;
+  Hello h;
+  memcpy(&h, s.hello, sizeof h);
+  const char* why = nullptr;
+  if (!checkHello(h, p.rank, &why) || (h.stream != stream && (why = "wrong stream")) ||
+      (h.verdict != kVerdictAccept && (why = "refused"))) {
+    RRT_ERROR("tcp: stripe stream %u to rank %d failed its handshake (%s)", stream, p.rank, why);
+    markDead(p, Status::ErrTransport);
+    return;
+  }
+  --handshakes_;
+  s.state = State::Established;
+  ++p.stripesUp;
+  RRT_DEBUG("tcp: stripe stream %u with rank %d up", stream, p.rank);
+  flush(p, s.link);
+}
+
+// Acceptor side: a stripe stream whose Hello passed checkHello.
+bool TcpTransport::adoptStripe(Peer& p, uint32_t stream, int fd) {
+  if (p.state != State::Established || stream >= p.streams ||
+      p.stripes[stream - 1].state != State::None)
+    return false;
+  Hello reply;
+  fillHello(&reply, p.rank, stream, kVerdictAccept);
+  if (send(fd, &reply, sizeof reply, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof reply))
+    return false;
+  Stripe& s = p.stripes[stream - 1];
+  s.link.fd = fd;
+  s.state = State::Established;
+  ++p.stripesUp;
+  setEpoll(fd, s.link.epollData, EPOLLIN, EPOLL_CTL_MOD);
+  RRT_DEBUG("tcp: stripe stream %u with rank %d up", stream, p.rank);
+  return true;
+}
+
+bool TcpTransport::stripesCaughtUp(const Peer& p) const {
+  for (const Stripe& s : p.stripes)
+    if (s.landed < s.expected) return false;
+  return true;
+}
+
+// Reads PUT frames from a stripe stream straight into registered memory; when stream 0 waits at
+// a stripe mark that is now satisfied, parses on there.
+int TcpTransport::readStripe(Peer& p, uint32_t stream) {
+  Stripe& s = p.stripes[stream - 1];
+  Link& l = s.link;
+  int events = 0;
+  while (p.state == State::Established) {
+    size_t asked;
+    ssize_t n;
+    if (l.putLeft) {
+      asked = l.putLeft;
+      n = recv(l.fd, l.putDst, asked, MSG_DONTWAIT);
+      if (n > 0) {
+        l.putDst += n;
+        l.putLeft -= static_cast<size_t>(n);
+        s.landed += static_cast<size_t>(n);
+      }
+    } else {
+      asked = sizeof s.hdr - s.hdrGot;
+      n = recv(l.fd, s.hdr + s.hdrGot, asked, MSG_DONTWAIT);
+      if (n > 0) s.hdrGot += static_cast<size_t>(n);
+    }
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR) continue;
+      RRT_ERROR("tcp: stripe stream %u from rank %d: %s", stream, p.rank, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      break;
+    }
+    if (n == 0) {
+      RRT_ERROR("tcp: rank %d closed stripe stream %u", p.rank, stream);
+      markDead(p, Status::ErrProcFailed);
+      break;
+    }
+    if (s.hdrGot == sizeof s.hdr) {
+      s.hdrGot = 0;
+      PutHeader h;
+      memcpy(&h, s.hdr, sizeof h);
+      const uint8_t* dst = h.f.kind == kPut ? putTarget(p, h, stream) : nullptr;
+      if (!dst || h.f.len == 0) {
+        if (h.f.kind != kPut)
+          RRT_ERROR("tcp: rank %d sent a frame of kind %u on stripe stream %u; dropping it",
+                    p.rank, h.f.kind, stream);
+        markDead(p, Status::ErrTransport);
+        break;
+      }
+      l.putDst = const_cast<uint8_t*>(dst);
+      l.putLeft = h.f.len;
+      ++events;
+    }
+    if (static_cast<size_t>(n) < asked) break;  // drained
+  }
+  if (p.stalled && p.state == State::Established && stripesCaughtUp(p)) {
+    p.stalled = false;
+    events += parseFrames(p);
+  }
+  return events;
+}
+
+// The parts of a striped put are written: the op fires the caller's completion with the first
+// failure of any part, then goes back to the free list.
+void TcpTransport::onStripePartDone(Completion* c, Status st) {
+  StripeOp* op = static_cast<StripePart*>(c)->op;
+  if (failed(st) && op->status == Status::Ok) op->status = st;
+  if (--op->left > 0) return;
+  TcpTransport* self = op->owner;
+  if (op->done) op->done->fn(op->done, op->status);
+  op->nextFree = self->freeOps_;
+  self->freeOps_ = op;
+}
+
+// Cuts a put over stream 0 and every stripe stream in page-aligned parts; stream 0 carries its
+// part and then the mark that tells the receiver how many bytes each stripe stream brings.
+Status TcpTransport::putStriped(Peer& p, const PutHeader& h, const uint8_t* src,
+                                Completion* done) {
+  StripeOp* op = freeOps_;
+  freeOps_ = op->nextFree;
+  op->done = done;
+  op->status = Status::Ok;
+  op->left = 0;  // parts in flight (none completes before this returns: only progress does)
+  const size_t len = h.f.len;
+  const size_t perStream = (len + p.streams - 1) / p.streams;
+  const size_t share = (perStream + kStripeAlign - 1) / kStripeAlign * kStripeAlign;
+  StripeMark mark{};
+  mark.f.len = sizeof mark - sizeof mark.f;
+  mark.f.kind = kStripeMark;
+  Status st = Status::Ok;
+  for (uint32_t k = 0; k < p.streams && !failed(st); ++k) {
+    const size_t off = k * share;
+    if (off >= len) break;
+    PutHeader part = h;
+    part.f.len = static_cast<uint32_t>(std::min(share, len - off));
+    part.addr = h.addr + off;
+    Link& l = k == 0 ? p.main : p.stripes[k - 1].link;
+    st = writePut(p, l, part, src + off, &op->parts[k]);
+    if (st == Status::InProgress) ++op->left;
+    if (k > 0) mark.bytes[k - 1] = part.f.len;
+  }
+  if (!failed(st)) st = writeCopy(p, p.main, &mark, sizeof mark, nullptr, 0, nullptr, 0);
+  if (failed(st)) op->done = nullptr;  // the caller hears the error now, never later
+  if (op->left == 0) {                 // all written already (or failed): nothing will fire
+    op->nextFree = freeOps_;
+    freeOps_ = op;
+    return failed(st) ? st : Status::Ok;
+  }
+  return failed(st) ? st : Status::InProgress;
 }
 
 // ---- data path ------------------------------------------------------------------------------
 
-// Copies a|b|c (skipping the first `skip` bytes of the three) into the peer's queue as one
+// Copies a|b|c (skipping the first `skip` bytes of the three) into the link's queue as one
 // item; zptr/zlen (user memory) follow it. False when the queue is full.
-bool TcpTransport::enqueue(Peer& p, const void* a, size_t alen, const void* b, size_t blen,
+bool TcpTransport::enqueue(Link& l, const void* a, size_t alen, const void* b, size_t blen,
                            const void* c, size_t clen, const uint8_t* zptr, size_t zlen,
                            Completion* done, size_t skip) {
   const size_t total = alen + blen + clen;
   const size_t copy = total > skip ? total - skip : 0;
-  if (!zptr && p.txBuf.size() + copy > kMaxQueuedBytes && !p.txq.empty()) return false;
-  OutItem it{p.txBuf.size(), copy, zptr, zlen, done};
+  if (!zptr && l.txBuf.size() + copy > kMaxQueuedBytes && !l.txq.empty()) return false;
+  OutItem it{l.txBuf.size(), copy, zptr, zlen, done};
   const void* parts[3] = {a, b, c};
   const size_t lens[3] = {alen, blen, clen};
   for (int i = 0; i < 3; ++i) {
-    size_t l = lens[i];
+    size_t n = lens[i];
     const uint8_t* s = static_cast<const uint8_t*>(parts[i]);
-    if (skip >= l) {
-      skip -= l;
+    if (skip >= n) {
+      skip -= n;
       continue;
     }
     s += skip;
-    l -= skip;
+    n -= skip;
     skip = 0;
-    p.txBuf.insert(p.txBuf.end(), s, s + l);
+    l.txBuf.insert(l.txBuf.end(), s, s + n);
   }
-  p.txq.push_back(it);
+  l.txq.push_back(it);
   return true;
+}
+
+// Writes a|b|c on an established link, or queues (a copy of) what the kernel did not take.
+// Ok, NoResource (the queue is full: nothing done) or ErrProcFailed.
+Status TcpTransport::writeCopy(Peer& p, Link& l, const void* a, size_t alen, const void* b,
+                               size_t blen, const void* c, size_t clen) {
+  ssize_t n = 0;
+  if (__builtin_expect(l.txq.empty(), 1)) {
+    iovec iov[3] = {{const_cast<void*>(a), alen},
+                    {const_cast<void*>(b), blen},
+                    {const_cast<void*>(c), clen}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = clen ? 3 : blen ? 2 : 1;
+    n = sendmsg(l.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (__builtin_expect(n == static_cast<ssize_t>(alen + blen + clen), 1)) return Status::Ok;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      RRT_WARN("tcp: send to rank %d: %s", p.rank, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      return Status::ErrProcFailed;
+    }
+  }
+  if (!enqueue(l, a, alen, b, blen, c, clen, nullptr, 0, nullptr,
+               n > 0 ? static_cast<size_t>(n) : 0))
+    return Status::NoResource;
+  setWantOut(l, true);
+  return Status::Ok;
+}
+
+// A PUT frame on an established link, its payload straight from src: Ok when the kernel took it
+// all, InProgress when the rest is queued (done fires from flush), or ErrProcFailed.
+Status TcpTransport::writePut(Peer& p, Link& l, const PutHeader& h, const uint8_t* src,
+                              Completion* done) {
+  const size_t len = h.f.len;
+  size_t sent = 0;
+  if (l.txq.empty()) {
+    iovec iov[2] = {{const_cast<PutHeader*>(&h), sizeof h}, {const_cast<uint8_t*>(src), len}};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = 2;
+    const ssize_t n = sendmsg(l.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n == static_cast<ssize_t>(sizeof h + len)) return Status::Ok;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+      RRT_WARN("tcp: send to rank %d: %s", p.rank, strerror(errno));
+      markDead(p, Status::ErrProcFailed);
+      return Status::ErrProcFailed;
+    }
+    sent = n > 0 ? static_cast<size_t>(n) : 0;
+  }
+  if (sent >= sizeof h) {
+    enqueue(l, nullptr, 0, nullptr, 0, nullptr, 0, src + (sent - sizeof h),
+            len - (sent - sizeof h), done, 0);
+  } else {
+    enqueue(l, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, sent);
+  }
+  setWantOut(l, true);
+  return Status::InProgress;
 }
 
 Status TcpTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
@@ -654,28 +1042,11 @@ Status TcpTransport::amSend(int peer, AmId id, const void* hdr, size_t hdrLen,
   if (__builtin_expect(hdrLen + len > kMaxAm, 0)) return Status::ErrArg;
   Peer& p = peers_[peer];
   FrameHeader f{static_cast<uint32_t>(hdrLen + len), kAm, id, 0};
-  if (__builtin_expect(p.state == State::Established && p.txq.empty(), 1)) {
-    iovec iov[3] = {{&f, sizeof f},
-                    {const_cast<void*>(hdr), hdrLen},
-                    {const_cast<void*>(payload), len}};
-    msghdr m{};
-    m.msg_iov = iov;
-    m.msg_iovlen = len ? 3 : 2;
-    const ssize_t n = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-    const size_t total = sizeof f + hdrLen + len;
-    if (__builtin_expect(n == static_cast<ssize_t>(total), 1)) return Status::Ok;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      RRT_WARN("tcp: send to rank %d: %s", peer, strerror(errno));
-      markDead(p, Status::ErrProcFailed);
-      return Status::ErrProcFailed;
-    }
-    enqueue(p, &f, sizeof f, hdr, hdrLen, payload, len, nullptr, 0, nullptr, n > 0 ? n : 0);
-    setWantOut(p, true);
-    return Status::Ok;
-  }
+  if (__builtin_expect(p.state == State::Established, 1))
+    return writeCopy(p, p.main, &f, sizeof f, hdr, hdrLen, payload, len);
   if (p.state == State::Dead) return Status::ErrProcFailed;
   if (!p.haveAddress) return Status::ErrArg;
-  if (!enqueue(p, &f, sizeof f, hdr, hdrLen, payload, len, nullptr, 0, nullptr, 0))
+  if (!enqueue(p.main, &f, sizeof f, hdr, hdrLen, payload, len, nullptr, 0, nullptr, 0))
     return Status::NoResource;
   if (p.state == State::None) startConnect(p);
   return p.state == State::Dead ? Status::ErrProcFailed : Status::Ok;
@@ -695,55 +1066,41 @@ Status TcpTransport::put(int peer, const void* local, size_t len, MemHandle* loc
   h.addr = remoteAddr;
   memcpy(&h.cookie, rkey, sizeof h.cookie);
   const uint8_t* src = static_cast<const uint8_t*>(local);
-  if (p.state == State::Established && p.txq.empty()) {
-    iovec iov[2] = {{&h, sizeof h}, {const_cast<void*>(local), len}};
-    msghdr m{};
-    m.msg_iov = iov;
-    m.msg_iovlen = 2;
-    const ssize_t n = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n == static_cast<ssize_t>(sizeof h + len)) return Status::Ok;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      RRT_WARN("tcp: send to rank %d: %s", peer, strerror(errno));
-      markDead(p, Status::ErrProcFailed);
-      return Status::ErrProcFailed;
-    }
-    const size_t sent = n > 0 ? static_cast<size_t>(n) : 0;
-    if (sent >= sizeof h) {
-      enqueue(p, nullptr, 0, nullptr, 0, nullptr, 0, src + (sent - sizeof h),
-              len - (sent - sizeof h), done, 0);
-    } else {
-      enqueue(p, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, sent);
-    }
-    setWantOut(p, true);
-    return Status::InProgress;
+  if (p.state == State::Established) {
+    // Striped once every stripe stream is up; until then (and when no op is free) on stream 0.
+    // The mark always fits the queue of stream 0.
+    if (len >= stripeMin_ && p.streams > 1 && p.stripesUp + 1 == p.streams && freeOps_ &&
+        p.main.txBuf.size() + sizeof(StripeMark) <= kMaxQueuedBytes)
+      return putStriped(p, h, src, done);
+    return writePut(p, p.main, h, src, done);
   }
   if (p.state == State::Dead) return Status::ErrProcFailed;
   if (!p.haveAddress) return Status::ErrArg;
-  enqueue(p, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, 0);
+  enqueue(p.main, &h, sizeof h, nullptr, 0, nullptr, 0, src, len, done, 0);
   if (p.state == State::None) startConnect(p);
   if (p.state == State::Dead) {
-    p.txq.clear();  // markDead already ran; the completion must not fire too
-    p.txBuf.clear();
+    p.main.txq.clear();  // markDead already ran; the completion must not fire too
+    p.main.txBuf.clear();
     return Status::ErrProcFailed;
   }
   return Status::InProgress;
 }
 
-void TcpTransport::setWantOut(Peer& p, bool want) {
-  if (p.wantOut == want || p.fd < 0) return;
-  p.wantOut = want;
-  setEpoll(p.fd, tag(kTagPeer, p.rank), want ? (EPOLLIN | EPOLLOUT) : EPOLLIN, EPOLL_CTL_MOD);
+void TcpTransport::setWantOut(Link& l, bool want) {
+  if (l.wantOut == want || l.fd < 0) return;
+  l.wantOut = want;
+  setEpoll(l.fd, l.epollData, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN, EPOLL_CTL_MOD);
 }
 
-void TcpTransport::flush(Peer& p) {
-  while (p.state == State::Established && !p.txq.empty()) {
+void TcpTransport::flush(Peer& p, Link& l) {
+  while (p.state == State::Established && !l.txq.empty()) {
     iovec iov[kMaxIov];
     int n = 0;
-    size_t skip = p.txDone;
-    for (const OutItem& it : p.txq) {
+    size_t skip = l.txDone;
+    for (const OutItem& it : l.txq) {
       if (n + 2 > kMaxIov) break;
       if (skip < it.len) {
-        iov[n++] = {p.txBuf.data() + it.off + skip, it.len - skip};
+        iov[n++] = {l.txBuf.data() + it.off + skip, it.len - skip};
         skip = 0;
       } else {
         skip -= it.len;
@@ -758,54 +1115,56 @@ void TcpTransport::flush(Peer& p) {
     msghdr m{};
     m.msg_iov = iov;
     m.msg_iovlen = static_cast<size_t>(n);
-    const ssize_t w = sendmsg(p.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+    const ssize_t w = sendmsg(l.fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (w < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
       RRT_WARN("tcp: send to rank %d: %s", p.rank, strerror(errno));
       markDead(p, Status::ErrProcFailed);
       return;
     }
-    size_t left = static_cast<size_t>(w) + p.txDone;
-    p.txDone = 0;
-    while (!p.txq.empty()) {
-      const OutItem it = p.txq.front();
+    size_t left = static_cast<size_t>(w) + l.txDone;
+    l.txDone = 0;
+    while (!l.txq.empty()) {
+      const OutItem it = l.txq.front();
       const size_t whole = it.len + (it.zptr ? it.zlen : 0);
       if (left < whole) {
-        p.txDone = left;
+        l.txDone = left;
         break;
       }
       left -= whole;
-      p.txq.pop_front();
+      l.txq.pop_front();
       if (it.done) it.done->fn(it.done, Status::Ok);  // may queue more (e.g. the FIN)
       if (p.state != State::Established) return;
     }
   }
-  if (p.txq.empty()) {
-    p.txBuf.clear();
-    p.txDone = 0;
+  if (l.txq.empty()) {
+    l.txBuf.clear();
+    l.txDone = 0;
   }
-  setWantOut(p, !p.txq.empty());
+  setWantOut(l, !l.txq.empty());
 }
 
 int TcpTransport::readPeer(Peer& p) {
   int events = 0;
-  while (p.state == State::Established) {
+  // Stalled at a stripe mark: what follows stays in the kernel until the stripes caught up.
+  while (p.state == State::Established && !p.stalled) {
     ssize_t n;
     size_t asked;
     if (p.rxHead == p.rxTail) p.rxHead = p.rxTail = 0;
-    if (p.putLeft) {
-      iovec iov[2] = {{p.putDst, p.putLeft}, {p.rx.data() + p.rxTail, p.rx.size() - p.rxTail}};
+    if (p.main.putLeft) {
+      iovec iov[2] = {{p.main.putDst, p.main.putLeft},
+                      {p.rx.data() + p.rxTail, p.rx.size() - p.rxTail}};
       asked = iov[0].iov_len + iov[1].iov_len;
-      n = readv(p.fd, iov, iov[1].iov_len ? 2 : 1);
+      n = readv(p.main.fd, iov, iov[1].iov_len ? 2 : 1);
       if (n > 0) {
-        const size_t take = std::min(static_cast<size_t>(n), p.putLeft);
-        p.putDst += take;
-        p.putLeft -= take;
+        const size_t take = std::min(static_cast<size_t>(n), p.main.putLeft);
+        p.main.putDst += take;
+        p.main.putLeft -= take;
         p.rxTail += static_cast<size_t>(n) - take;
       }
     } else {
       asked = p.rx.size() - p.rxTail;
-      n = recv(p.fd, p.rx.data() + p.rxTail, asked, MSG_DONTWAIT);
+      n = recv(p.main.fd, p.rx.data() + p.rxTail, asked, MSG_DONTWAIT);
       if (n > 0) p.rxTail += static_cast<size_t>(n);
     }
     if (n < 0) {
@@ -826,10 +1185,25 @@ int TcpTransport::readPeer(Peer& p) {
   return events;
 }
 
-// Delivers every complete AM in the receive buffer and starts a PUT whose header is there.
+// Where a PUT frame's payload goes: inside a region registered under its cookie, else nullptr
+// (logged; the caller drops the peer).
+const uint8_t* TcpTransport::putTarget(const Peer& p, const PutHeader& h, uint32_t stream) {
+  auto it = regions_.find(h.cookie);
+  const Region* r = it == regions_.end() ? nullptr : it->second;
+  const uint64_t base = r ? reinterpret_cast<uint64_t>(r->addr) : 0;
+  if (!r || h.addr < base || h.f.len > r->length || h.addr - base > r->length - h.f.len) {
+    RRT_ERROR("tcp: rank %d put %u bytes outside any registered region (stream %u); dropping "
+              "the connection", p.rank, h.f.len, stream);
+    return nullptr;
+  }
+  return reinterpret_cast<const uint8_t*>(h.addr);
+}
+
+// Delivers every complete AM in the receive buffer and starts a PUT whose header is there;
+// stops at a stripe mark until the stripe streams brought what it announced.
 int TcpTransport::parseFrames(Peer& p) {
   int events = 0;
-  while (p.state == State::Established && p.putLeft == 0) {
+  while (p.state == State::Established && p.main.putLeft == 0 && !p.stalled) {
     const size_t avail = p.rxTail - p.rxHead;
     if (avail < sizeof(FrameHeader)) break;
     FrameHeader f;
@@ -848,6 +1222,29 @@ int TcpTransport::parseFrames(Peer& p) {
       ++events;
       continue;
     }
+    if (f.kind == kStripeMark) {
+      StripeMark m;
+      if (f.len != sizeof m - sizeof f) {
+        RRT_ERROR("tcp: rank %d sent a malformed stripe mark; dropping the connection", p.rank);
+        markDead(p, Status::ErrTransport);
+        break;
+      }
+      if (avail < sizeof m) break;
+      memcpy(&m, p.rx.data() + p.rxHead, sizeof m);
+      bool fits = true;
+      for (uint32_t k = 1; k < kMaxStreams; ++k)
+        fits &= m.bytes[k - 1] == 0 || k < p.streams;
+      if (!fits) {
+        RRT_ERROR("tcp: rank %d announced data on stripe streams it does not have; dropping "
+                  "the connection", p.rank);
+        markDead(p, Status::ErrTransport);
+        break;
+      }
+      p.rxHead += sizeof m;
+      for (uint32_t k = 1; k < p.streams; ++k) p.stripes[k - 1].expected += m.bytes[k - 1];
+      p.stalled = !stripesCaughtUp(p);
+      continue;
+    }
     if (f.kind != kPut) {
       RRT_ERROR("tcp: rank %d sent a frame of unknown kind %u; dropping the connection", p.rank,
                 f.kind);
@@ -857,22 +1254,17 @@ int TcpTransport::parseFrames(Peer& p) {
     if (avail < sizeof(PutHeader)) break;
     PutHeader h;
     memcpy(&h, p.rx.data() + p.rxHead, sizeof h);
-    auto it = regions_.find(h.cookie);
-    const Region* r = it == regions_.end() ? nullptr : it->second;
-    const uint64_t base = r ? reinterpret_cast<uint64_t>(r->addr) : 0;
-    if (!r || h.addr < base || h.f.len > r->length || h.addr - base > r->length - h.f.len) {
-      RRT_ERROR("tcp: rank %d put %u bytes outside any registered region; dropping the "
-                "connection", p.rank, h.f.len);
+    uint8_t* dst = const_cast<uint8_t*>(putTarget(p, h, 0));
+    if (!dst) {
       markDead(p, Status::ErrTransport);
       break;
     }
     p.rxHead += sizeof h;
-    uint8_t* dst = reinterpret_cast<uint8_t*>(h.addr);
     const size_t have = std::min<size_t>(p.rxTail - p.rxHead, h.f.len);
     memcpy(dst, p.rx.data() + p.rxHead, have);
     p.rxHead += have;
-    p.putDst = dst + have;
-    p.putLeft = h.f.len - have;
+    p.main.putDst = dst + have;
+    p.main.putLeft = h.f.len - have;
     ++events;
   }
   // Make room for the rest of a partial frame.
@@ -941,7 +1333,21 @@ int TcpTransport::progress() {
           onConnectEvent(p, evs[i].events);
         } else if (p.state == State::Established) {
           if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) events += readPeer(p);
-          if ((evs[i].events & EPOLLOUT) && p.state == State::Established) flush(p);
+          if ((evs[i].events & EPOLLOUT) && p.state == State::Established) flush(p, p.main);
+        }
+        break;
+      }
+      case kTagStripe: {
+        const uint32_t rank = idx / kMaxStreams, k = idx % kMaxStreams;
+        if (rank >= peers_.size() || peers_[rank].state != State::Established) break;
+        Peer& p = peers_[rank];
+        if (k == 0 || k >= p.streams) break;
+        Stripe& s = p.stripes[k - 1];
+        if (s.state == State::Connecting || s.state == State::HelloSent) {
+          onStripeConnectEvent(p, k, evs[i].events);
+        } else if (s.state == State::Established) {
+          if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) events += readStripe(p, k);
+          if ((evs[i].events & EPOLLOUT) && p.state == State::Established) flush(p, s.link);
         }
         break;
       }
@@ -958,11 +1364,18 @@ void TcpTransport::markDead(Peer& p, Status why) {
   if (p.state == State::Connecting || p.state == State::HelloSent ||
       p.state == State::AwaitIncoming)
     --handshakes_;
-  if (p.fd >= 0) close(p.fd);
-  p.fd = -1;
+  if (p.main.fd >= 0) close(p.main.fd);
+  p.main.fd = -1;
+  p.main.putLeft = 0;
+  for (Stripe& s : p.stripes) {
+    if (s.state == State::Connecting || s.state == State::HelloSent) --handshakes_;
+    if (s.link.fd >= 0) close(s.link.fd);
+    s.link.fd = -1;
+    s.link.putLeft = 0;
+  }
   p.state = State::Dead;
+  p.stalled = false;
   p.why = why;
-  p.putLeft = 0;
   failed_.push_back(p.rank);
 }
 
@@ -973,10 +1386,16 @@ int TcpTransport::reportFailures() {
     failed_.pop_back();
     if (p.failReported) continue;
     p.failReported = true;
+    // Every queued put of the peer fails (the parts of a striped one on each of its streams).
     std::deque<OutItem> q;
-    q.swap(p.txq);
-    p.txBuf.clear();
-    p.txDone = 0;
+    auto drain = [&q](Link& l) {
+      q.insert(q.end(), l.txq.begin(), l.txq.end());
+      l.txq.clear();
+      l.txBuf.clear();
+      l.txDone = 0;
+    };
+    drain(p.main);
+    for (Stripe& s : p.stripes) drain(s.link);
     for (const OutItem& it : q)
       if (it.done) it.done->fn(it.done, Status::ErrProcFailed);
     RRT_WARN("tcp: rank %d is unreachable (%s)", p.rank, statusName(p.why));

@@ -1,4 +1,5 @@
-// The TCP transport: one authenticated, non-blocking stream per peer pair, driven by epoll.
+// The TCP transport: one authenticated, non-blocking stream per peer pair (optionally more to
+// stripe large puts over), driven by epoll.
 //
 // Contract beyond transport.h:
 //   create()   needs ctx.size >= 2 and the job secret (ctx.secret, kSecretBytes; see
@@ -13,6 +14,19 @@
 //              when it has no attempt of its own; a rejected connector waits for the peer's
 //              connection (which is then on its way). So exactly the lower rank's connection
 //              survives a crossing, on both sides, whatever the timing.
+//   Stripe streams (RRT_TCP_STREAMS = N > 1; a pair uses the smaller N of its two ranks, which
+//              each names in its Hello): right after the pair's first connection is
+//              established, the rank whose connection it is opens N - 1 more to the same
+//              address, each with a Hello naming its stream (1..N-1); the other rank takes
+//              stream k only from a peer it is established with, once. A put of at least
+//              RRT_TCP_STRIPE_MIN bytes, once all stripes are up, is cut in N page-aligned
+//              parts: part k goes as a PUT frame on stream k (its own address, so it lands at
+//              its offset); stream 0 carries part 0 and then a stripe mark (frame.h) with the
+//              other parts' sizes. The receiver reads nothing after the mark on stream 0 until
+//              that many bytes have landed from each stripe stream, so kOrdered still holds:
+//              the FIN after a striped put arrives after all of its data. AMs only ever travel
+//              on stream 0. The put's Completion fires when every part is written. A stripe
+//              stream that fails (set-up included) fails the peer.
 //   Authentication: a connection whose Hello lacks the job secret, names an impossible rank,
 //              or does not arrive within RRT_TCP_TIMEOUT is logged and closed; nothing it sent
 //              is parsed as a frame.
