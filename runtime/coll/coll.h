@@ -102,6 +102,10 @@ std::vector<uint32_t> commNodeIds(const proto::Comm& comm);
 // Collectives still running (for finalize checks and tests).
 size_t activeCount();
 
+// The scratch cache of comm (scratch_cache.h); nullptr before its first collective. For tests.
+class ScratchCache;
+const ScratchCache* scratchCacheOf(const proto::Comm& comm);
+
 // Tag of a collective with sequence number seq (non-negative, <= RRT_TAG_UB).
 constexpr int collTag(uint32_t seq) { return static_cast<int>(seq & RRT_TAG_UB); }
 
