@@ -28,6 +28,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
 	runtime/coll/alltoall_bruck.cc runtime/coll/alltoall_pairwise.cc \
+	runtime/coll/alltoall_scattered.cc \
 	runtime/coll/alltoallv_pairwise.cc runtime/coll/alltoallv_scattered.cc \
 	runtime/coll/gather_binomial.cc runtime/coll/gatherv_linear.cc \
 	runtime/coll/scatter_binomial.cc runtime/coll/scatterv_linear.cc \
