@@ -24,6 +24,7 @@ RRT_COLL_ALGO(makeAllgatherBruck);
 RRT_COLL_ALGO(makeAllgatherRing);
 RRT_COLL_ALGO(makeAlltoallBruck);
 RRT_COLL_ALGO(makeAlltoallPairwise);
+RRT_COLL_ALGO(makeAlltoallScattered);
 RRT_COLL_ALGO(makeAlltoallvPairwise);
 RRT_COLL_ALGO(makeAlltoallvScattered);
 RRT_COLL_ALGO(makeGatherBinomial);

@@ -18,12 +18,18 @@ class AllgatherRing final : public Task {
     for (;;) {
       if (!idle()) return Status::InProgress;
       RRT_TRY(error_);
-      if (step_ == 0 && !inPlace(args_.sbuf))
-        copy(out + b_.off[static_cast<size_t>(r)], args_.sbuf, b_.len[static_cast<size_t>(r)]);
-      if (step_ == p - 1) return Status::Ok;
+      const bool copyOwn = step_ == 0 && !inPlace(args_.sbuf);
+      const size_t own = static_cast<size_t>(r);
+      if (step_ == p - 1) {  // p == 1
+        if (copyOwn) copy(out + b_.off[own], args_.sbuf, b_.len[own]);
+        return Status::Ok;
+      }
       const size_t sb = static_cast<size_t>(mod(r - step_, p)), rb = static_cast<size_t>(mod(r - step_ - 1, p));
       RRT_TRY(recv(ringLeft(r, p), out + b_.off[rb], b_.len[rb]));
-      RRT_TRY(send(ringRight(r, p), out + b_.off[sb], b_.len[sb]));
+      // Step 0 sends the own block straight from the input, so that its copy into the output
+      // (after posting) overlaps the transfer.
+      RRT_TRY(send(ringRight(r, p), copyOwn ? bytePtr(args_.sbuf) : out + b_.off[sb], b_.len[sb]));
+      if (copyOwn) copy(out + b_.off[own], args_.sbuf, b_.len[own]);
       ++step_;
     }
   }

@@ -3,11 +3,12 @@
 //
 // Contract
 //   - start() resolves the algorithm (selection.h), takes the collective's sequence number from
-//     comm.collSeq++ (its tag on comm.collCtx()), allocates the operation's scratch memory and
-//     runs the algorithm as far as it goes without waiting. It returns Ok with *out set to a
-//     request of kind Coll that completes later (or already did); the caller owns it (rrt_wait,
-//     or core::requestRelease once complete). Every rank of comm must start its collectives on
-//     comm in the same order; several may be outstanding at once.
+//     comm.collSeq++ (its tag on comm.collCtx()), and runs the algorithm as far as it goes
+//     without waiting (its scratch memory comes from the communicator's cache, scratch_cache.h).
+//     It returns Ok with *out set to a request of kind Coll that completes later (or already
+//     did); the caller owns it (rrt_wait, or core::requestRelease once complete). Every rank
+//     of comm must start its collectives on comm in the same order; several may be outstanding
+//     at once.
 //   - The arguments are checked by the caller (runtime/api); start() trusts them.
 //   - Progress: every unfinished collective is advanced by one poller registered with
 //     core::addPoller (engine.cc), i.e. by whatever waits (rrt_wait, rrt_test, a blocking call).
@@ -101,6 +102,10 @@ std::vector<uint32_t> commNodeIds(const proto::Comm& comm);
 
 // Collectives still running (for finalize checks and tests).
 size_t activeCount();
+
+// The scratch cache of comm (scratch_cache.h); nullptr before its first collective. For tests.
+class ScratchCache;
+const ScratchCache* scratchCacheOf(const proto::Comm& comm);
 
 // Tag of a collective with sequence number seq (non-negative, <= RRT_TAG_UB).
 constexpr int collTag(uint32_t seq) { return static_cast<int>(seq & RRT_TAG_UB); }

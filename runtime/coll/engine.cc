@@ -85,18 +85,28 @@ void setP2p(const P2p& p) { gP2p = p; }
 
 namespace {
 
-// What runtime/coll keeps per communicator (comm.collState), computed on its first collective.
+// Idle scratch memory a communicator keeps for its next collectives (the two n-byte buffers of
+// a reduce up to 32 MiB); larger ones get fresh memory per call, as a bound on what an idle
+// communicator holds.
+constexpr size_t kScratchKeepBytes = 64 * 1024 * 1024;
+
+// What runtime/coll keeps per communicator (comm.collState), made by its first collective and
+// freed with it.
 struct CommState {
   bool nodeAware = false;  // worth a hierarchy (node_layout.h)
+  ScratchCache scratch;
+  CommState(bool aware, size_t keepBytes) : nodeAware(aware), scratch(keepBytes) {}
 };
 
-bool nodeAware(proto::Comm& comm) {
+CommState& commState(proto::Comm& comm) {
   if (!comm.collState) {
-    comm.collState = new CommState{worthHierarchy(commNodeIds(comm))};
+    comm.collState = new CommState(worthHierarchy(commNodeIds(comm)), kScratchKeepBytes);
     comm.collStateFree = [](void* s) { delete static_cast<CommState*>(s); };
   }
-  return static_cast<const CommState*>(comm.collState)->nodeAware;
+  return *static_cast<CommState*>(comm.collState);
 }
+
+bool nodeAware(proto::Comm& comm) { return commState(comm).nodeAware; }
 
 }  // namespace
 
@@ -155,7 +165,15 @@ Status run(proto::Comm& comm, CollArgs&& args) {
 
 // ---- Task ----------------------------------------------------------------------------------
 
+const ScratchCache* scratchCacheOf(const proto::Comm& comm) {
+  return comm.collState ? &static_cast<const CommState*>(comm.collState)->scratch : nullptr;
+}
+
 Task::~Task() {
+  if (nScratch_) {
+    ScratchCache& cache = commState(comm_).scratch;
+    for (size_t i = 0; i < nScratch_; ++i) cache.release(scratch_[i]);
+  }
   for (size_t i = 0; i < live_.size(); ++i) core::requestRelease(live_[i]);
   for (size_t i = 0; i < slots_.size(); ++i) core::requestRelease(slots_[i]);
   for (void* p : deviceScratch_) gpu::deviceFree(p);
@@ -260,9 +278,13 @@ char* Task::scratch(size_t bytes) {
     if (d) deviceScratch_.push_back(d);
     return static_cast<char*>(d);
   }
-  char* p = new (std::nothrow) char[bytes ? bytes : 1];
-  if (p) scratch_.emplace_back(p);
-  return p;
+  if (nScratch_ == kMaxScratch) {
+    RRT_ERROR("coll: a task asked for more than %zu scratch buffers", kMaxScratch);
+    return nullptr;
+  }
+  ScratchCache::Buffer b = commState(comm_).scratch.acquire(bytes);
+  if (b.data) scratch_[nScratch_++] = b;
+  return b.data;
 }
 
 }  // namespace rrt::coll

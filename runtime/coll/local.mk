@@ -11,6 +11,7 @@ librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc \
+	runtime/coll/scratch_cache.h runtime/coll/scratch_cache.cc \
 	runtime/coll/op.h runtime/coll/op.cc \
 	runtime/coll/patterns.h runtime/coll/blocks.h \
 	runtime/coll/node_layout.h runtime/coll/node_layout.cc \
@@ -27,6 +28,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
 	runtime/coll/alltoall_bruck.cc runtime/coll/alltoall_pairwise.cc \
+	runtime/coll/alltoall_scattered.cc \
 	runtime/coll/alltoallv_pairwise.cc runtime/coll/alltoallv_scattered.cc \
 	runtime/coll/gather_binomial.cc runtime/coll/gatherv_linear.cc \
 	runtime/coll/scatter_binomial.cc runtime/coll/scatterv_linear.cc \
@@ -43,7 +45,8 @@ check_PROGRAMS += tests/unit/coll_test
 TESTS += tests/unit/coll_test
 tests_unit_coll_test_SOURCES = tests/unit/coll_sim.h tests/unit/coll_sim.cc \
 	tests/unit/coll_kernels_test.cc tests/unit/coll_patterns_test.cc \
-	tests/unit/coll_selection_test.cc tests/unit/coll_algorithms_test.cc
+	tests/unit/coll_selection_test.cc tests/unit/coll_algorithms_test.cc \
+	tests/unit/coll_scratch_test.cc
 tests_unit_coll_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_coll_test_LDADD = $(UNIT_LDADD)
 

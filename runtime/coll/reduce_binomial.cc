@@ -1,6 +1,7 @@
 // Reduce: binomial tree.
 // Cost: ceil(log2 p) (alpha + n beta + n gamma). Latency-optimal: wins for small and medium
-// messages. Any p. Keeps rank order, so it serves non-commutative ops too: then the tree is
+// messages, and at p <= 4 at every size (total work (p-1) n (beta + gamma), nothing copied).
+// Any p. Keeps rank order, so it serves non-commutative ops too: then the tree is
 // rooted at rank 0 (where every subtree is a contiguous rank range, combined low op high) and
 // rank 0 sends the result to the root, one extra step when root != 0.
 // Memory: two scratch buffers of n bytes at inner nodes (received data and the running result

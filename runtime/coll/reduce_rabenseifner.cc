@@ -1,8 +1,10 @@
 // Reduce: Rabenseifner = reduce-scatter by recursive halving + binomial gather of the blocks to
 // the root, over p2 = 2^floor(log2 p) ranks after folding the extra ranks in.
 // Cost: 2 log2 p2 alpha + 2 (p2-1)/p2 n beta + (p2-1)/p2 n gamma (+ fold / unfold steps when p
-// is not a power of two). Wins over the binomial tree for large messages at p >= 3, where the
-// tree's log2 p n (beta + gamma) dominates. Commutative ops only.
+// is not a power of two). Wins over the binomial tree for large messages at p >= 5, where the
+// tree's log2 p n (beta + gamma) dominates; at p <= 4 the tree's smaller total work (no copy
+// of the input at every rank, fewer rounds) wins, measured on 2 cores (tuning/shm-2vcpu.txt).
+// Commutative ops only.
 // The gather runs over u = newRank XOR rootNewRank, so the root's newRank is the tree's root
 // and every node always holds one contiguous range of blocks.
 #include "runtime/coll/algorithms.h"

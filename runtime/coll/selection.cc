@@ -85,6 +85,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log p) alpha + (p/2) log p b beta + packing"},
   {CK::Alltoall,  "pairwise",           makeAlltoallPairwise,           0,
    "(p-1) (alpha + b beta)"},
+  {CK::Alltoall,  "scattered",          makeAlltoallScattered,          0,
+   "all 2(p-1) messages posted at once: alpha + (p-1) b beta, contention"},
   {CK::Alltoallv, "pairwise",           makeAlltoallvPairwise,          0,
    "(p-1) alpha + sum of blocks beta"},
   {CK::Alltoallv, "scattered",          makeAlltoallvScattered,         0,
@@ -120,9 +122,10 @@ const Rule kRules[] = {
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
   {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     16*K,  "linear"},
+  {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     32*K,  256*K, "scatter_allgather"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
-  {CK::Reduce,    MemType::Host, 1, 2,         RankClass::Any,     0,     kInf,  "binomial"},
+  {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     64*K,  kInf,  "rabenseifner"},
   {CK::Reduce,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
@@ -141,7 +144,8 @@ const Rule kRules[] = {
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Pow2,   0,     16*K,  "recursive_doubling"},
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},
 
-  {CK::Alltoall,  MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     256,   "bruck"},
+  {CK::Alltoall,  MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*K,   "bruck"},
+  {CK::Alltoall,  MemType::Host, 1, 8,         RankClass::Any,     0,     kInf,  "scattered"},
   {CK::Alltoall,  MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
 
   {CK::Alltoallv, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},

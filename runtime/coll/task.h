@@ -4,7 +4,8 @@
 // fields (an enum class Phase and step indices), posts the messages of the next step, and
 // returns InProgress when it must wait; the engine calls advance() again when one of its
 // requests completes. advance() returns Ok when the collective is done, or an error. A task
-// never blocks and allocates its scratch memory once (scratch()), not per message.
+// never blocks and takes its scratch memory once (scratch()), not per message, from its
+// communicator's scratch cache (scratch_cache.h): in steady state a collective allocates nothing.
 //
 // Two ways to wait, both driven by completion callbacks that only count:
 //   - steps:  post a few messages, then `if (!idle()) return Status::InProgress;` at the top of
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "runtime/coll/coll.h"
+#include "runtime/coll/scratch_cache.h"
 
 namespace rrt::coll {
 
@@ -95,8 +97,10 @@ class Task {
   bool idle();
   // True (and the request released, slot cleared) when *slot completed; true for nullptr.
   bool done(core::Request*& slot);
-  // Scratch memory for this operation (nullptr when out of memory); device memory when the
+  // Scratch memory for this operation, lent by the communicator's cache until the task ends
+  // (nullptr when out of memory, or beyond kMaxScratch buffers); device memory when the
   // collective runs on the device (onDevice()).
+  static constexpr size_t kMaxScratch = 4;
   char* scratch(size_t bytes);
   // inout = in op inout over count elements of the collective's type; on the device (the
   // driver's reduction kernels on rrt's stream) when the collective runs there. A device
@@ -135,7 +139,8 @@ class Task {
   int pending_ = 0;
   ReqList live_;   // posted, not yet released (without slot)
   ReqList slots_;  // posted with a slot, not yet released
-  std::vector<std::unique_ptr<char[]>> scratch_;
+  ScratchCache::Buffer scratch_[kMaxScratch];
+  size_t nScratch_ = 0;
   std::vector<void*> deviceScratch_;
   void deviceReduce(const void* in, void* inout, size_t count) const;
   void deviceCopy(void* dst, const void* src, size_t n) const;
