@@ -1,7 +1,10 @@
 // The TCP transport in one process: two (or three) transports with hand-made Contexts talk over
 // loopback. Covers interface selection (made-up interface lists), the address blob, caps,
 // AM delivery and order across the lazy connect (also when both sides connect at once), PUT
-// frames read straight into a registered region, and a PUT with a wrong cookie failing the peer.
+// frames read straight into a registered region, a PUT with a wrong cookie failing the peer, and
+// the stripe streams (RRT_TCP_STREAMS): striped puts of many sizes landing whole before the AM
+// sent after them, the pair's smaller stream count, a dying stripe failing the peer, and a stripe
+// Hello nobody expects refused.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
