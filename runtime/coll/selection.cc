@@ -144,7 +144,7 @@ const Rule kRules[] = {
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},
 
   {CK::Alltoall,  MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*K,   "bruck"},
-  {CK::Alltoall,  MemType::Host, 1, 8,         RankClass::Any,     0,     kInf,  "scattered"},
+  {CK::Alltoall,  MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "scattered"},
   {CK::Alltoall,  MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
 
   {CK::Alltoallv, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
