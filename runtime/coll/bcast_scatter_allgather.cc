@@ -1,8 +1,6 @@
 // Bcast: binomial scatter + ring allgather (van de Geijn).
 // Cost: (log2 p + p - 1) alpha + 2 (p-1)/p n beta. Moves each byte about twice instead of
-// log2 p times: wins for large messages at p >= 4 once n beta dominates (p - 1) alpha, and for
-// medium ones (32K-256K at 3..8 ranks) whose pieces n/p still go eagerly while the whole message
-// would need a rendezvous (a round trip per hop, each waiting for the peer to run). Any p;
+// log2 p times: wins for large messages at p >= 4 once n beta dominates (p - 1) alpha. Any p;
 // blocks are the n bytes cut into p near-equal parts, in ranks relative to the root.
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"

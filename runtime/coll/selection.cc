@@ -122,7 +122,6 @@ const Rule kRules[] = {
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
   {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     16*K,  "linear"},
-  {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     32*K,  256*K, "scatter_allgather"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
@@ -145,7 +144,7 @@ const Rule kRules[] = {
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},
 
   {CK::Alltoall,  MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*K,   "bruck"},
-  {CK::Alltoall,  MemType::Host, 1, 8,         RankClass::Any,     0,     kInf,  "scattered"},
+  {CK::Alltoall,  MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "scattered"},
   {CK::Alltoall,  MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
 
   {CK::Alltoallv, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "pairwise"},
