@@ -71,11 +71,12 @@ apps_wrapper_edit = sed -e 's|@prefix[@]|$(prefix)|g' -e 's|@bindir[@]|$(bindir)
 
 apps/rrtcc: $(srcdir)/apps/wrapper.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) apps && $(apps_wrapper_edit) -e 's|@NAME[@]|rrtcc|g' \
-	  -e 's|@COMPILER[@]|$(CC)|g' -e 's|@ENVVAR[@]|RRT_CC|g' $(srcdir)/apps/wrapper.in >$@.tmp && \
+	  -e 's|@COMPILER[@]|$(CC)|g' -e 's|@ENVVAR[@]|RRT_CC|g' -e 's|@STD[@]||g' $(srcdir)/apps/wrapper.in >$@.tmp && \
 	  chmod +x $@.tmp && mv -f $@.tmp $@
 apps/rrtcxx: $(srcdir)/apps/wrapper.in Makefile
 	$(AM_V_GEN)$(MKDIR_P) apps && $(apps_wrapper_edit) -e 's|@NAME[@]|rrtcxx|g' \
-	  -e 's|@COMPILER[@]|$(CXX)|g' -e 's|@ENVVAR[@]|RRT_CXX|g' $(srcdir)/apps/wrapper.in >$@.tmp && \
+	  -e 's|@COMPILER[@]|$(CXX)|g' -e 's|@ENVVAR[@]|RRT_CXX|g' -e 's|@STD[@]|-std=gnu++17|g' \
+	  $(srcdir)/apps/wrapper.in >$@.tmp && \
 	  chmod +x $@.tmp && mv -f $@.tmp $@
 
 TESTS += apps/test_wrappers.sh

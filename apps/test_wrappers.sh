@@ -22,13 +22,13 @@ libdir=${link#-L}; libdir=${libdir%% *}
 # A sanitizer build adds its runtime (tests/local.mk passes the flags as RRT_SAN_LDFLAGS).
 san=${RRT_SAN_LDFLAGS:-}
 expect "--showme:link" "$link" "-L$libdir -Wl,-rpath,$libdir -lrrt${san:+ $san}"
-expect "rrtcxx --showme:compile" "$("$cxx_wrapper" --showme:compile)" "$compile"
+expect "rrtcxx --showme:compile" "$("$cxx_wrapper" --showme:compile)" "$compile -std=gnu++17"
 expect "--showme with RRT_CC" "$(RRT_CC=mycc "$cc_wrapper" --showme x.c -o x)" \
   "mycc $compile x.c -o x $link"
 expect "--showme -c (no link flags)" "$(RRT_CC=mycc "$cc_wrapper" --showme -c x.c)" \
   "mycc $compile -c x.c"
 expect "rrtcxx --showme with RRT_CXX" "$(RRT_CXX=myc++ "$cxx_wrapper" --showme y.cc)" \
-  "myc++ $compile y.cc $link"
+  "myc++ $compile -std=gnu++17 y.cc $link"
 
 # ---- installed into a temporary tree --------------------------------------------------------
 dest=$tmp/dest

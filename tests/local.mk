@@ -23,7 +23,8 @@ AM_TESTS_ENVIRONMENT += \
 	ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:$${ASAN_OPTIONS:-}"; \
 	UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:$${UBSAN_OPTIONS:-}"; \
 	LSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/sanitizers/lsan.supp:print_suppressions=0:$${LSAN_OPTIONS:-}"; \
+	TSAN_OPTIONS="suppressions=$(abs_top_srcdir)/tests/sanitizers/tsan.supp:$${TSAN_OPTIONS:-}"; \
 	RRT_SAN_LDFLAGS='$(SAN_WRAPPER_LDFLAGS)'; \
-	export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS RRT_SAN_LDFLAGS;
+	export ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS TSAN_OPTIONS RRT_SAN_LDFLAGS;
 endif
-EXTRA_DIST += tests/sanitizers/lsan.supp
+EXTRA_DIST += tests/sanitizers/lsan.supp tests/sanitizers/tsan.supp

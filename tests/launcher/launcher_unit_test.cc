@@ -1,5 +1,7 @@
 // Unit tests of rrun's pure parts: option parsing, program lookup, rank environment, exit codes,
-// job file names, line forwarding, host lists and the delegated mpirun/srun command lines.
+// job file names, line forwarding, host lists and the delegated mpirun/srun command lines; and
+// the upcall queue between PMIx's threads and the launcher's loop (run it under
+// --enable-sanitizers=thread too).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
@@ -22,6 +24,7 @@
 #include "launcher/output_forwarder.h"
 #include "launcher/rank_env.h"
 #include "launcher/rank_fate.h"
+#include "launcher/upcall_queue.h"
 
 namespace rrt::launcher {
 namespace {
@@ -413,6 +416,37 @@ TEST(Options, DelegationOptions) {
   EXPECT_EQ(parse({"--launcher", "ssh", "-n", "1", "prog"}).outcome, ParseOutcome::Error);
   EXPECT_EQ(parse({"-n", "1", "--host"}).outcome, ParseOutcome::Error);
   EXPECT_EQ(parse({"-n", "1", "--hostfile=", "prog"}).outcome, ParseOutcome::Error);
+}
+
+TEST(UpcallQueue, EveryPushFromOtherThreadsArrivesOnceAndInOrder) {
+  // As PMIx's threads push while the launcher's loop polls the fd and pops: nothing is lost
+  // (the fd is readable whenever something is queued) and each thread's upcalls keep their order.
+  UpcallQueue queue;
+  ASSERT_TRUE(queue.valid());
+  constexpr int kThreads = 3, kEach = 2000;
+  std::vector<std::thread> pushers;
+  for (int t = 0; t < kThreads; ++t)
+    pushers.emplace_back([&queue, t] {
+      for (int i = 0; i < kEach; ++i) {
+        Upcall u;
+        u.rank = static_cast<pmix_rank_t>(t);
+        u.status = i;
+        queue.push(std::move(u));
+      }
+    });
+  std::vector<int> next(kThreads, 0);
+  int received = 0;
+  while (received < kThreads * kEach) {
+    pollfd p{queue.fd(), POLLIN, 0};
+    ASSERT_EQ(poll(&p, 1, 10000), 1) << "queued upcalls but the fd is not readable";
+    for (const Upcall& u : queue.popAll()) {
+      ASSERT_LT(u.rank, static_cast<pmix_rank_t>(kThreads));
+      EXPECT_EQ(u.status, next[u.rank]++) << "out of order from thread " << u.rank;
+      ++received;
+    }
+  }
+  for (auto& t : pushers) t.join();
+  EXPECT_TRUE(queue.popAll().empty());
 }
 
 }  // namespace
