@@ -1,8 +1,11 @@
 #!/bin/sh
 # make check entry: a rank blocked in rrt_recv over verbs (the only transport besides self) past
 # its spin budget (RRT_SPIN_COUNT=16, what an oversubscribed node gets) sleeps in the kernel on
-# the verbs completion channel, and the peer's SEND wakes it: rank 1's RRT_STATS "waits:" line
-# must show sleeps on verbs of which at least one was ended by an event. With
+# the verbs completion channel: rank 1's RRT_STATS "waits:" line must show sleeps on verbs. How
+# many of them an event ended is printed, not judged: whether the peer's SEND lands while rank 1
+# is asleep or between two sleeps is the scheduler's choice (one CI run saw 246 sleeps, none
+# ended by the event, under the load of the parallel suite). That a SEND wakes a sleeper is
+# proven deterministically by verbs_test CompletionChannelWakesASleeper. With
 # RRT_IB_COMP_CHANNEL=off the same wait has no event fd and never sleeps in the kernel. The CPU
 # time of each wait is printed (INFO) but not judged: this machine's load decides it.
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -37,8 +40,8 @@ if run channel; then
     *) echo "FAIL: channel: rank 1 did not sleep on the verbs event fd ($sleeps)"; fail=1 ;;
   esac
   set -- $sleeps
-  [ "${1:-0}" -ge 1 ] && [ "${2:-0}" -ge 1 ] ||
-    { echo "FAIL: channel: $1 kernel sleeps, $2 woken by an event: want both >= 1"; fail=1; }
+  [ "${1:-0}" -ge 1 ] ||
+    { echo "FAIL: channel: $1 kernel sleeps on the completion channel: want >= 1"; fail=1; }
 fi
 if run nochannel RRT_IB_COMP_CHANNEL=off; then
   set -- $sleeps
