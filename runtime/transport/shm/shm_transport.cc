@@ -391,9 +391,9 @@ int ShmTransport::pollSplits() {
   int events = 0;
   for (Peer& p : peers_) {
     if (p.inFlight == 0) continue;
-    const bool checkAlive = core::now() - p.lastCheck >= kLivenessCheckSeconds;
-    if (checkAlive) {
-      p.lastCheck = core::now();
+    const double t = core::now();
+    if (t - p.lastCheck >= kLivenessCheckSeconds) {
+      p.lastCheck = t;
       if (!p.dead && !processAlive(p.pid)) markDead(&p, Status::ErrProcFailed);
     }
     for (int i = 0; i < kSplitSlots; ++i) {
