@@ -15,23 +15,9 @@ for want in 'hca_id:.softrdma0' 'PORT_ACTIVE' 'link_layer:.*Ethernet' 'active_mt
   echo "$info" | grep -q "$want" || { echo "ibv_devinfo lacks: $want"; exit 1; }
 done
 
-pair() {  # program options...
-  program=$1; shift
-  port=$(( 20000 + $(od -An -N2 -tu2 /dev/urandom) % 40000 ))
-  log=$(mktemp)
-  timeout 60 "$program" -d softrdma0 -g 0 -p "$port" "$@" >"$log" 2>&1 &
-  server=$!
-  tries=0
-  until timeout 60 "$program" -d softrdma0 -g 0 -p "$port" "$@" 127.0.0.1; do
-    tries=$((tries + 1))
-    [ $tries -lt 20 ] || { kill "$server" 2>/dev/null; cat "$log"; rm -f "$log"; return 1; }
-    sleep 0.2
-  done
-  wait "$server" || { cat "$log"; rm -f "$log"; return 1; }
-  cat "$log"; rm -f "$log"
-}
+. "$top_srcdir/tests/softrdma/pingpong_pair.sh"
 
-pair ibv_srq_pingpong -n 200
-pair ibv_srq_pingpong -n 100 -e -q 4
-pair ibv_uc_pingpong -n 200
+pingpong_pair ibv_srq_pingpong -n 200
+pingpong_pair ibv_srq_pingpong -n 100 -e -q 4
+pingpong_pair ibv_uc_pingpong -n 200
 echo "ibverbs-utils over softrdma0: ok"
