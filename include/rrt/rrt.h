@@ -146,6 +146,10 @@ typedef void rrt_user_function(const void *in, void *inout, size_t count, rrt_da
                                void *user_data);
 int rrt_op_create(rrt_user_function *fn, void *user_data, int commutative, rrt_op_t *op);
 int rrt_op_free(rrt_op_t *op);
+/* inoutbuf[i] = inbuf[i] op inoutbuf[i] for count elements of type, in this process (no
+ * communication; MPI_Reduce_local). Host memory; the buffers must not overlap. */
+int rrt_reduce_local(const void *inbuf, void *inoutbuf, size_t count, rrt_datatype_t type,
+                     rrt_op_t op);
 
 /* ---- status --------------------------------------------------------------------------------- */
 typedef struct rrt_status {

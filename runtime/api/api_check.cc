@@ -55,14 +55,23 @@ Status badCount(const char* fn, size_t count) {
 
 }  // namespace detail
 
-int finish(const char* fn, const proto::Comm* comm, Status s) {
-  if (!failed(s)) return RRT_SUCCESS;
+rrt_errhandler_t errhandlerOf(const proto::Comm* comm) {
   const proto::Comm* c = comm ? comm : proto::commLookup(RRT_COMM_WORLD);
-  if (c && c->errhandler == RRT_ERRORS_ARE_FATAL && gState == State::Active) {
+  return c ? c->errhandler : RRT_ERRORS_RETURN;
+}
+
+int finishWith(const char* fn, rrt_errhandler_t handler, Status s) {
+  if (!failed(s)) return RRT_SUCCESS;
+  if (handler == RRT_ERRORS_ARE_FATAL && gState == State::Active) {
     RRT_ERROR("%s: %s (RRT_ERRORS_ARE_FATAL: aborting the job)", fn, statusName(s));
     abortProcess(static_cast<int>(s), fn);
   }
   return static_cast<int>(s);
+}
+
+int finish(const char* fn, const proto::Comm* comm, Status s) {
+  if (!failed(s)) return RRT_SUCCESS;
+  return finishWith(fn, errhandlerOf(comm), s);
 }
 
 }  // namespace rrt::api

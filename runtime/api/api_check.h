@@ -74,6 +74,10 @@ inline Status checkCountBytes(const char* fn, size_t count, size_t typeSize, siz
 // Converts a status to the C code, applying comm's error handler (ERRORS_ARE_FATAL aborts the
 // job with a message naming fn). comm may be nullptr (then the world's handler applies).
 int finish(const char* fn, const proto::Comm* comm, Status s);
+// The same with the handler read beforehand (errhandlerOf): for results of requests, whose
+// communicator may be deleted by their release (a freed communicator's last request).
+rrt_errhandler_t errhandlerOf(const proto::Comm* comm);
+int finishWith(const char* fn, rrt_errhandler_t handler, Status s);
 
 }  // namespace rrt::api
 

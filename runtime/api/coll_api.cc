@@ -1,11 +1,13 @@
 // Collective entry points (blocking and non-blocking) and user reduction ops: argument checks,
 // conversion of counts and displacements to bytes, then one call into runtime/coll.
 // A blocking collective is the non-blocking one plus a wait (coll::run).
+#include <cstdint>
 #include <vector>
 
 #include "runtime/api/api_check.h"
 #include "runtime/coll/coll.h"
 #include "runtime/coll/op.h"
+#include "runtime/gpu/gpu.h"
 
 using namespace rrt;
 using coll::CollArgs;
@@ -525,6 +527,26 @@ int rrt_op_free(rrt_op_t* op) {
   RRT_API_CHECK("rrt_op_free", nullptr, api::checkActive("rrt_op_free"));
   if (!op) RRT_API_FAIL("rrt_op_free", nullptr, bad("rrt_op_free", "op must not be NULL", Status::ErrArg));
   return api::finish("rrt_op_free", nullptr, coll::opFree(op));
+}
+
+int rrt_reduce_local(const void* inbuf, void* inoutbuf, size_t count, rrt_datatype_t type,
+                     rrt_op_t op) {
+  const char* fn = "rrt_reduce_local";
+  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
+  size_t bytes;
+  RRT_API_CHECK(fn, nullptr, typedBytes(fn, type, count, &bytes));
+  coll::Reducer red;
+  if (coll::makeReducer(op, type, &red) != Status::Ok)
+    RRT_API_FAIL(fn, nullptr, bad(fn, "op is not defined on this datatype (or invalid)", Status::ErrOp));
+  RRT_API_CHECK(fn, nullptr, api::checkBuffer(fn, inbuf, bytes, "inbuf"));
+  RRT_API_CHECK(fn, nullptr, api::checkBuffer(fn, inoutbuf, bytes, "inoutbuf"));
+  const auto in = reinterpret_cast<uintptr_t>(inbuf), io = reinterpret_cast<uintptr_t>(inoutbuf);
+  if (bytes && in < io + bytes && io < in + bytes)  // the kernels assume no aliasing
+    RRT_API_FAIL(fn, nullptr, bad(fn, "inbuf and inoutbuf overlap", Status::ErrBuffer));
+  if (gpu::isDevice(inbuf, bytes) || gpu::isDevice(inoutbuf, bytes))
+    RRT_API_FAIL(fn, nullptr, bad(fn, "device buffers are not supported", Status::ErrUnsupported));
+  red.apply(inbuf, inoutbuf, count);
+  return RRT_SUCCESS;
 }
 
 }  // extern "C"

@@ -45,7 +45,8 @@ int rrt_wait(rrt_request_t* request, rrt_status_t* status) {
   Request* r = *request;
   const proto::Comm* c = r->comm;
   if (!r->complete) RRT_API_CHECK(fn, c, core::waitFor([r] { return r->complete; }));
-  return api::finish(fn, c, static_cast<Status>(reap(request, status)));
+  const rrt_errhandler_t eh = api::errhandlerOf(c);  // before reap: it may delete c
+  return api::finishWith(fn, eh, static_cast<Status>(reap(request, status)));
 }
 
 int rrt_test(rrt_request_t* request, int* flag, rrt_status_t* status) {
@@ -61,8 +62,8 @@ int rrt_test(rrt_request_t* request, int* flag, rrt_status_t* status) {
   if (!r->complete) core::progress();
   *flag = r->complete;
   if (!r->complete) return RRT_SUCCESS;
-  const proto::Comm* c = r->comm;
-  return api::finish(fn, c, static_cast<Status>(reap(request, status)));
+  const rrt_errhandler_t eh = api::errhandlerOf(r->comm);  // before reap: it may delete the comm
+  return api::finishWith(fn, eh, static_cast<Status>(reap(request, status)));
 }
 
 int rrt_waitall(size_t count, rrt_request_t* requests, rrt_status_t* statuses) {
@@ -81,16 +82,17 @@ int rrt_waitall(size_t count, rrt_request_t* requests, rrt_status_t* statuses) {
   if (st != Status::Ok) RRT_API_FAIL(fn, nullptr, st);
   bool anyError = false;
   const proto::Comm* c = nullptr;
+  rrt_errhandler_t eh = RRT_ERRORS_RETURN;
   for (size_t i = 0; i < count; ++i) {
     rrt_status_t* s = statuses ? &statuses[i] : nullptr;
     if (!requests[i]) {
       if (s) *s = kEmptyStatus;
       continue;
     }
-    if (!c) c = requests[i]->comm;
+    if (!c) eh = api::errhandlerOf(c = requests[i]->comm);  // before reap: it may delete c
     if (reap(&requests[i], s) != RRT_SUCCESS) anyError = true;
   }
-  return anyError ? api::finish(fn, c, Status::ErrInStatus) : RRT_SUCCESS;
+  return anyError ? api::finishWith(fn, eh, Status::ErrInStatus) : RRT_SUCCESS;
 }
 
 int rrt_testall(size_t count, rrt_request_t* requests, int* flag, rrt_status_t* statuses) {
@@ -122,8 +124,8 @@ int rrt_testany(size_t count, rrt_request_t* requests, int* index, int* flag,
     if (requests[i]->complete) {
       *index = static_cast<int>(i);
       *flag = 1;
-      const proto::Comm* c = requests[i]->comm;
-      return api::finish(fn, c, static_cast<Status>(reap(&requests[i], status)));
+      const rrt_errhandler_t eh = api::errhandlerOf(requests[i]->comm);  // reap may free it
+      return api::finishWith(fn, eh, static_cast<Status>(reap(&requests[i], status)));
     }
   }
   *flag = anyActive ? 0 : 1;
@@ -170,15 +172,16 @@ int rrt_waitsome(size_t count, rrt_request_t* requests, int* outcount, int* indi
   int n = 0;
   bool anyError = false;
   const proto::Comm* c = nullptr;
+  rrt_errhandler_t eh = RRT_ERRORS_RETURN;
   for (size_t i = 0; i < count; ++i) {
     if (!requests[i] || !requests[i]->complete) continue;
-    if (!c) c = requests[i]->comm;
+    if (!c) eh = api::errhandlerOf(c = requests[i]->comm);  // before reap: it may delete c
     indices[n] = static_cast<int>(i);
     if (reap(&requests[i], statuses ? &statuses[n] : nullptr) != RRT_SUCCESS) anyError = true;
     ++n;
   }
   *outcount = n;
-  return anyError ? api::finish(fn, c, Status::ErrInStatus) : RRT_SUCCESS;
+  return anyError ? api::finishWith(fn, eh, Status::ErrInStatus) : RRT_SUCCESS;
 }
 
 int rrt_cancel(rrt_request_t* request) {

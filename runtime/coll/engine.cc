@@ -128,6 +128,7 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
     RRT_TRY(stageDeviceBuffers(comm, args, &stage));
   core::Request* req = core::requestAlloc(core::ReqKind::Coll);
   req->comm = &comm;
+  proto::commHold(comm, req);
   req->gpuStage = stage;
   req->status.source = RRT_ANY_SOURCE;
   req->status.tag = RRT_ANY_TAG;

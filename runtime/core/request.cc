@@ -13,6 +13,7 @@ constexpr size_t kSlab = 256;
 namespace detail {
 
 List<Request, &Request::hook> gFreeRequests;
+void (*gCommRelease)(Request* r) = [](Request*) {};
 
 // Slabs live until exit (requests may be released late, and are reused, never freed).
 void growRequests() {

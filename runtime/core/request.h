@@ -46,6 +46,7 @@ struct rrt_request_s {
   volatile bool complete = false;
   bool userFreed = false;        // request_free: release on completion
   bool internal = false;         // made by rrt itself (collectives): never a user handle
+  bool commHeld = false;         // keeps comm alive until released (proto::commHold)
   uint32_t ctx = 0;              // context id of the communicator (p2p or collective)
   int32_t tag = 0;               // tag (receive: may be RRT_ANY_TAG)
   int32_t srcRank = 0;           // receive: source comm rank or RRT_ANY_SOURCE
@@ -91,6 +92,9 @@ namespace detail {
 // Free requests, most recently released first (cache-warm). Slabs are never given back.
 extern List<Request, &Request::hook> gFreeRequests;
 void growRequests();  // adds a slab to gFreeRequests
+// Drops r's hold on r->comm (set by the protocol layer: a freed communicator is deleted when
+// its last request is released).
+extern void (*gCommRelease)(Request* r);
 }  // namespace detail
 
 // Returns a request from the free list (allocating a new slab when empty; never on the fast
@@ -107,6 +111,10 @@ inline Request* requestAlloc(ReqKind kind) {
 }
 // Returns a request to the free list. Only for completed (or never-started) requests.
 inline void requestRelease(Request* r) {
+  if (r->commHeld) {
+    r->commHeld = false;
+    detail::gCommRelease(r);
+  }
   r->magic = 0;
   r->kind = ReqKind::Free;
   detail::gFreeRequests.pushFront(r);

@@ -455,6 +455,19 @@ int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
   return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, __func__);
 }
 
+int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op) {
+  Call k(MPI_COMM_SELF, __func__, nullptr);  // no communicator: MPI_COMM_SELF's handler
+  if (!k.ok()) return k.err;
+  if (inPlace(inbuf)) return raise(MPI_COMM_SELF, MPI_ERR_BUFFER, __func__);
+  Red r;
+  if (!resolve(k, datatype, op, count, &r)) return k.err;
+  const size_t n = static_cast<size_t>(count);
+  RrtBuf s = redIn(k.st, r, inbuf, n);
+  RrtBuf d = redOut(k.st, r, inoutbuf, n, true);
+  return k.done(rrt_reduce_local(s.ptr, d.ptr, s.count, s.type, r.op->rop));
+}
+
 int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm) {
   return allred(AllRed::All, sendbuf, recvbuf, count, datatype, op, comm, nullptr, __func__);

@@ -24,9 +24,17 @@ int groupTag(int tag) { return -16 - (tag & 0x3fffffff); }
 
 std::vector<Comm*>& table() { return detail::gCommTable; }
 uint32_t gNextCtx = 4;  // world uses 0/1, self 2/3
+std::vector<Comm*> gFreedBusy;  // freed by the program, requests still held
 
 void freeComm(Comm* c) {
   delete c;
+}
+
+void releaseComm(core::Request* r) {
+  Comm* c = r->comm;
+  if (--c->pendingOps != 0 || !c->freed) return;
+  gFreedBusy.erase(std::find(gFreedBusy.begin(), gFreedBusy.end(), c));
+  freeComm(c);
 }
 
 rrt_comm_t addToTable(Comm* c) {
@@ -43,6 +51,7 @@ std::vector<Comm*> gCommTable;
 
 void commInitPredefined(int worldRank, int worldSize) {
   commFinalizeAll();
+  core::detail::gCommRelease = releaseComm;
   gNextCtx = 4;
   Comm* world = new Comm;
   world->ctx = 0;
@@ -60,11 +69,15 @@ void commInitPredefined(int worldRank, int worldSize) {
 }
 
 void commFinalizeAll() {
+  // Requests still unreleased at finalize are never waited on again: nothing may call back.
+  core::detail::gCommRelease = [](core::Request*) {};
   for (Comm*& c : table()) {
     if (c) freeComm(c);
     c = nullptr;
   }
   table().clear();
+  for (Comm* c : gFreedBusy) freeComm(c);
+  gFreedBusy.clear();
 }
 
 Status commFree(rrt_comm_t handle) {
@@ -72,6 +85,11 @@ Status commFree(rrt_comm_t handle) {
   Comm* c = commLookup(handle);
   if (!c) return Status::ErrComm;
   table()[static_cast<size_t>(handle)] = nullptr;  // handles are never reused
+  if (c->pendingOps > 0) {
+    c->freed = true;
+    gFreedBusy.push_back(c);
+    return Status::Ok;
+  }
   freeComm(c);
   return Status::Ok;
 }

@@ -11,6 +11,7 @@
 
 #include <rrt/rrt.h>
 
+#include "runtime/core/request.h"
 #include "runtime/core/status.h"
 
 namespace rrt::proto {
@@ -29,6 +30,11 @@ struct Comm {
   // Intercommunicator: rank is the rank in the local group, size and worldRanks describe the
   // remote group (the ranks point-to-point addresses); both groups share ctx. No collectives.
   bool inter = false;
+  // Requests that name this communicator and are not yet released: rrt_comm_free of a busy
+  // communicator only marks it freed (its handle dies at once); the last release deletes it,
+  // so operations in flight complete normally, as MPI_Comm_free promises.
+  uint32_t pendingOps = 0;
+  bool freed = false;
 
   Comm() = default;
   Comm(const Comm&) = delete;
@@ -52,6 +58,12 @@ inline Comm* commLookup(rrt_comm_t handle) {
   if (__builtin_expect(static_cast<size_t>(static_cast<unsigned>(handle)) >= t.size(), 0))
     return nullptr;
   return t[static_cast<size_t>(handle)];
+}
+
+// Every request that names c holds it until the request is released (core::requestRelease).
+inline void commHold(Comm& c, core::Request* r) {
+  ++c.pendingOps;
+  r->commHeld = true;
 }
 
 }  // namespace rrt::proto

@@ -57,6 +57,7 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
     r->peer = comm.worldRank(dst);
     r->seq = seq;
     r->comm = &comm;
+    commHold(comm, r);
     r->buf = const_cast<void*>(buf);
     r->bytes = bytes;
     r->status.bytes = bytes;
@@ -68,6 +69,7 @@ Status isend(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst, i
   r->ctx = ctx;
   r->tag = tag;
   r->comm = &comm;
+  commHold(comm, r);
   r->flags = sendFlags;
   r->buf = const_cast<void*>(buf);
   r->bytes = bytes;
@@ -103,6 +105,7 @@ Status irecv(Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag
   r->tag = tag;
   r->srcRank = src;
   r->comm = &comm;
+  commHold(comm, r);
   r->buf = buf;
   r->bytes = bytes;
   *out = r;

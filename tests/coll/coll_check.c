@@ -446,6 +446,35 @@ static void t_errors(Ctx* c) {
   if (back != 100 + me) FAIL("%s scatter after errors: %d", c->name, (int)back);
 }
 
+/* rrt_reduce_local: inout = in op inout, in this process, checked against the same reference
+ * (in holds the lower rank's data), and its argument errors. */
+static void t_reduce_local(void) {
+  const size_t n = 1021;
+  const int wr[2] = {g_rank, g_rank + 1};
+  for (int cfg = 0; cfg < NCFG; ++cfg) {
+    char* in = xmalloc(n * esize(cfg));
+    char* inout = xmalloc(n * esize(cfg));
+    char* want = xmalloc(n * esize(cfg));
+    fill(cfg, wr[0], n, in);
+    fill(cfg, wr[1], n, inout);
+    reference(cfg, wr, 0, 2, n, want);
+    OK(rrt_reduce_local(in, inout, n, etype(cfg), eop(cfg)));
+    expect(cfg, inout, want, n, 2, "reduce_local");
+    free(in);
+    free(inout);
+    free(want);
+  }
+  int32_t a[4] = {1, 2, 3, 4}, b[4] = {10, 20, 30, 40};
+  OK(rrt_reduce_local(a, b, 0, RRT_INT32, RRT_SUM));
+  if (b[0] != 10) FAIL("reduce_local of 0 elements changed inoutbuf");
+  EXPECT_RC(RRT_ERR_BUFFER, rrt_reduce_local(a, a + 1, 2, RRT_INT32, RRT_SUM));
+  EXPECT_RC(RRT_ERR_BUFFER, rrt_reduce_local(NULL, b, 1, RRT_INT32, RRT_SUM));
+  EXPECT_RC(RRT_ERR_TYPE, rrt_reduce_local(a, b, 1, (rrt_datatype_t)9999, RRT_SUM));
+  EXPECT_RC(RRT_ERR_OP, rrt_reduce_local(a, b, 1, RRT_INT32, (rrt_op_t)9999));
+  EXPECT_RC(RRT_ERR_OP, rrt_reduce_local(a, b, 1, RRT_INT32, RRT_MINLOC));
+  if (b[0] != 10 || b[1] != 20) FAIL("a failed reduce_local changed inoutbuf");
+}
+
 static void run_all(Ctx* c) {
   size_t counts[4] = {0, 1, 1021, g_big};
   for (int k = 0; k < (g_big ? 4 : 3); ++k) {
@@ -473,6 +502,7 @@ int main(int argc, char** argv) {
   }
   Ctx w = {RRT_COMM_WORLD, g_rank, size, {0}, "world"};
   for (int r = 0; r < size; ++r) w.wr[r] = r;
+  t_reduce_local();
   run_all(&w);
   /* Split: odd and even world ranks, in reverse order (key = -rank). */
   Ctx s = {RRT_COMM_NULL, 0, 0, {0}, "split"};

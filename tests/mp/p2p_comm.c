@@ -7,7 +7,10 @@
  *     ANY_SOURCE must take the world message, a dup receive with ANY_TAG the dup one;
  *   - a wildcard receive pending on dup is not completed by world traffic;
  *   - a ring inside each split communicator uses split ranks in status.source;
- *   - comm_free sets the handle to RRT_COMM_NULL.
+ *   - comm_free sets the handle to RRT_COMM_NULL;
+ *   - comm_free with a receive, a rendezvous send and a non-blocking allreduce still running on
+ *     the communicator: they complete normally (MPI_Comm_free semantics), even when a new
+ *     communicator is created right after the free (it would reuse the freed object's memory).
  * Sizes straddle the eager limit, so both protocols carry the context id.
  */
 #include "mp_util.h"
@@ -150,6 +153,39 @@ int main(int argc, char **argv) {
     int sfrom = (srk + ssz - 1) % ssz;
     MP_EXPECT(a == 1000 + sfrom && b == 2000 + sfrom,
               "split/dup-of-split crossed: got %d on split, %d on its dup", a, b);
+  }
+
+  /* Freed while busy. */
+  {
+    size_t n = 3 * t + 7;
+    unsigned char *sb = (unsigned char *)mp_alloc(n), *rb = (unsigned char *)mp_alloc(n);
+    unsigned char *w = (unsigned char *)mp_alloc(n);
+    rrt_comm_t busy = RRT_COMM_NULL, next = RRT_COMM_NULL;
+    rrt_request_t q[3];
+    int64_t mine = 1 + mp_rank, sum = 0;
+    MP_CALL(rrt_comm_dup(RRT_COMM_WORLD, &busy));
+    fill_msg(sb, n, mp_rank, to, 3);
+    MP_CALL(rrt_irecv(rb, n, RRT_BYTE, from, 5, busy, &q[0]));
+    MP_CALL(rrt_iallreduce(&mine, &sum, 1, RRT_INT64, RRT_SUM, busy, &q[1]));
+    MP_CALL(rrt_isend(sb, n, RRT_BYTE, to, 5, busy, &q[2]));
+    MP_CALL(rrt_comm_free(&busy));
+    MP_EXPECT(busy == RRT_COMM_NULL, "comm_free of a busy communicator left handle %d", busy);
+    MP_CALL(rrt_comm_dup(RRT_COMM_WORLD, &next));
+    rrt_status_t st[3];
+    MP_CALL(rrt_waitall(3, q, st));
+    fill_msg(w, n, from, mp_rank, 3);
+    MP_EXPECT(st[0].source == from && st[0].tag == 5 && memcmp(w, rb, n) == 0,
+              "receive on a freed communicator: source %d tag %d / wrong payload", st[0].source,
+              st[0].tag);
+    MP_EXPECT(sum == (int64_t)mp_size * (mp_size + 1) / 2,
+              "iallreduce on a freed communicator gave %lld", (long long)sum);
+    /* The new communicator works and is apart from the freed one. */
+    mine = 10;
+    MP_CALL(rrt_allreduce(&mine, &sum, 1, RRT_INT64, RRT_SUM, next));
+    MP_EXPECT(sum == 10 * (int64_t)mp_size, "allreduce on the next communicator gave %lld",
+              (long long)sum);
+    MP_CALL(rrt_comm_free(&next));
+    free(sb); free(rb); free(w);
   }
 
   MP_CALL(rrt_comm_free(&dupsplit));
