@@ -27,7 +27,11 @@ int main(int argc, char **argv) {
   rrt_barrier(RRT_COMM_WORLD);
   int x = 0;
   if (rank == victim) {
-    for (int r = 0; r < victim; ++r) rrt_send(&x, 1, RRT_INT32, r, 1, RRT_COMM_WORLD);
+    /* Synchronous sends: the victim leaves only once every survivor has matched, so its last
+     * barrier messages (on the same connection, before these) were read, not lost in its send
+     * queue at _exit. A lost one made that survivor's barrier fail and skip its own last send,
+     * and the survivor waiting on that send hung in the barrier (CI, a loaded machine). */
+    for (int r = 0; r < victim; ++r) rrt_ssend(&x, 1, RRT_INT32, r, 1, RRT_COMM_WORLD);
     _exit(0);
   }
   rrt_recv(&x, 1, RRT_INT32, victim, 1, RRT_COMM_WORLD, RRT_STATUS_IGNORE);
