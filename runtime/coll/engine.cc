@@ -119,8 +119,44 @@ std::vector<uint32_t> commNodeIds(const proto::Comm& comm) {
 const P2p& p2p() { return gP2p; }
 size_t activeCount() { return gActive.size(); }
 
+// True when every rank of the communicator can tell from its own arguments that no rank moves a
+// byte (MPI makes the counts agree): then the collective has nothing to wait for, and returns at
+// once as Open MPI's and MPICH's do, instead of exchanging empty messages (IMB's 0-byte rows:
+// 70-210 us at 4 ranks). Not for barrier, nor for the v-variants where a rank sees only its own
+// counts (alltoallv, gatherv, scatterv).
+bool movesNothing(const CollArgs& a) {
+  auto allZero = [](const std::vector<size_t>& v) {
+    return !v.empty() && std::all_of(v.begin(), v.end(), [](size_t b) { return b == 0; });
+  };
+  switch (a.kind) {
+    case CollKind::Bcast:
+    case CollKind::Reduce:
+    case CollKind::Allreduce:
+    case CollKind::Scan:
+    case CollKind::Exscan: return a.count == 0 || a.typeSize == 0;
+    case CollKind::Allgather:
+    case CollKind::Alltoall:
+    case CollKind::Gather:
+    case CollKind::Scatter: return a.blockBytes == 0;
+    case CollKind::Allgatherv:
+    case CollKind::ReduceScatter: return allZero(a.recvBytes);
+    default: return false;
+  }
+}
+
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   if (!gP2p.isend) return Status::ErrInternal;
+  if (movesNothing(args)) {
+    core::Request* req = core::requestAlloc(core::ReqKind::Coll);
+    req->comm = &comm;
+    proto::commHold(comm, req);
+    req->status.source = RRT_ANY_SOURCE;
+    req->status.tag = RRT_ANY_TAG;
+    ++comm.collSeq;  // every rank skips it alike: the sequence stays in step either way
+    core::requestComplete(req, Status::Ok);
+    *out = req;
+    return Status::Ok;
+  }
   const Algorithm* algo = select(args, comm.size, nodeAware(comm));
   if (!algo) return Status::ErrInternal;
   void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)

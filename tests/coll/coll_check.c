@@ -397,6 +397,35 @@ static void t_outstanding(Ctx* c) {
   free(want);
 }
 
+/* Collectives that move no byte (every count 0) do not wait for the other ranks, as in Open MPI
+ * and MPICH: the last rank starts them only after a message that rank 0 sends once it finished
+ * them, which deadlocks if they synchronise. A real allreduce then shows the collective sequence
+ * still in step. */
+static void t_empty(Ctx* c) {
+  if (c->size < 2) return;
+  const int last = c->size - 1;
+  int32_t a[4] = {0}, b[4] = {0};
+  size_t zero[64] = {0}, dsp[64] = {0};
+  int32_t token = 7, one = 1, sum = 0;
+  if (c->rank == last) OK(rrt_recv(&token, 1, RRT_INT32, 0, 77, c->comm, RRT_STATUS_IGNORE));
+  OK(rrt_bcast(a, 0, RRT_INT32, 0, c->comm));
+  OK(rrt_reduce(a, b, 0, RRT_INT32, RRT_SUM, 0, c->comm));
+  OK(rrt_allreduce(a, b, 0, RRT_INT32, RRT_SUM, c->comm));
+  OK(rrt_scan(a, b, 0, RRT_INT32, RRT_SUM, c->comm));
+  OK(rrt_exscan(a, b, 0, RRT_INT32, RRT_SUM, c->comm));
+  OK(rrt_allgather(a, 0, RRT_INT32, b, 0, RRT_INT32, c->comm));
+  OK(rrt_alltoall(a, 0, RRT_INT32, b, 0, RRT_INT32, c->comm));
+  OK(rrt_gather(a, 0, RRT_INT32, b, 0, RRT_INT32, 0, c->comm));
+  OK(rrt_scatter(a, 0, RRT_INT32, b, 0, RRT_INT32, 0, c->comm));
+  OK(rrt_allgatherv(a, 0, RRT_INT32, b, zero, dsp, RRT_INT32, c->comm));
+  OK(rrt_reduce_scatter(a, b, zero, RRT_INT32, RRT_SUM, c->comm));
+  OK(rrt_reduce_scatter_block(a, b, 0, RRT_INT32, RRT_SUM, c->comm));
+  if (c->rank == 0) OK(rrt_send(&token, 1, RRT_INT32, last, 77, c->comm));
+  OK(rrt_allreduce(&one, &sum, 1, RRT_INT32, RRT_SUM, c->comm));
+  if (sum != c->size || token != 7)
+    FAIL("%s after empty collectives: sum %d token %d", c->name, (int)sum, (int)token);
+}
+
 #define EXPECT_RC(want, call)                                                          \
   do {                                                                                 \
     int rc_ = (call);                                                                  \
@@ -482,6 +511,7 @@ static void run_all(Ctx* c) {
     t_data(c, counts[k] * (k == 3 ? 4 : 1));
   }
   t_outstanding(c);
+  t_empty(c);
   t_errors(c);
   OK(rrt_barrier(c->comm));
 }

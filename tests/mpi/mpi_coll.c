@@ -131,19 +131,12 @@ int main(int argc, char **argv) {
     MPI_Type_free(&mat);
   }
 
-  /* MPI_Reduce_local: a predefined op, on a strided type (its gaps untouched), a user op, and a
-   * non-commutative one (inout = in op inout) */
+  /* MPI_Reduce_local: a predefined op, a user op, and a non-commutative one (inout = in op
+   * inout). (Open MPI refuses predefined ops on derived types here, so none is tried.) */
   {
     double a[3] = {1.5, 2, 3}, b[3] = {10, 20, 30};
     MPI_Reduce_local(a, b, 3, MPI_DOUBLE, MPI_SUM);
     CHECK(b[0] == 11.5 && b[1] == 22 && b[2] == 33);
-    MPI_Datatype vec;
-    MPI_Type_vector(2, 1, 2, MPI_INT, &vec);
-    MPI_Type_commit(&vec);
-    int vin[4] = {1, 100, 2, 100}, vio[4] = {10, -1, 20, -1};
-    MPI_Reduce_local(vin, vio, 1, vec, MPI_SUM);
-    CHECK(vio[0] == 11 && vio[1] == -1 && vio[2] == 22 && vio[3] == -1);
-    MPI_Type_free(&vec);
     MPI_Op op;
     MPI_Op_create(user_sum_int, 1, &op);
     int x[2] = {1, 2}, y[2] = {5, 6};
@@ -160,7 +153,7 @@ int main(int argc, char **argv) {
     CHECK(m2[0] == 7 && m2[1] == 2 && m2[2] == 3 && m2[3] == 1);
     MPI_Op_free(&mm);
     MPI_Type_free(&mat);
-    say("reduce_local: %g %d %d %d %d %d %d", b[0], vio[2], y[1], m2[0], m2[1], m2[2], m2[3]);
+    say("reduce_local: %g %d %d %d %d %d", b[0], y[1], m2[0], m2[1], m2[2], m2[3]);
   }
 
   /* gather / scatter / allgather / alltoall (+ IN_PLACE forms) */
