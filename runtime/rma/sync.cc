@@ -1,6 +1,7 @@
 // Synchronization of one-sided operations, as messages on the window's context:
 //   flush      wait until every op of this rank to the target(s) is complete (acknowledged /
-//              answered); flush_local is the same here (an op's origin buffer is free once the
+//              answered; direct ops: transferred, and delivery proven where the transport's
+//              completion does not prove it); flush_local is the same here (an op's origin buffer is free once the
 //              op is complete, and rrt never completes an op earlier)
 //   fence      flush everything, then a barrier over the window's communicator: afterwards every
 //              op issued anywhere before the fence is complete at its target
@@ -37,12 +38,22 @@ Status takeError(Window& w) {
 
 Status flush(Window& w, int target) {
   if (target == RRT_PROC_NULL) return Status::Ok;
+  // Twice when direct puts need their delivery proven (direct.cc): once for the ops, then for
+  // the zero-byte puts that follow them.
   if (target >= 0) {
     if (!validRank(w, target)) return Status::ErrRank;
     const size_t t = static_cast<size_t>(target);
     RRT_TRY(core::waitFor([&w, t] { return w.inFlight[t] == 0; }));
+    if (w.unconfirmedCount > 0 && w.unconfirmed[t]) {
+      RRT_TRY(directConfirm(w, target));
+      RRT_TRY(core::waitFor([&w, t] { return w.inFlight[t] == 0; }));
+    }
   } else {
     RRT_TRY(core::waitFor([&w] { return w.inFlightTotal == 0; }));
+    if (w.unconfirmedCount > 0) {
+      RRT_TRY(directConfirm(w, -1));
+      RRT_TRY(core::waitFor([&w] { return w.inFlightTotal == 0; }));
+    }
   }
   return takeError(w);
 }

@@ -236,7 +236,7 @@ Status ShmTransport::init() {
     const uint64_t split = config::sizeOr(config::Tunable::ShmCmaSplit, kDefaultSplitMin);
     splitMin_ = split == 0 ? SIZE_MAX : std::max<size_t>(static_cast<size_t>(split), 2 * kPage);
   }
-  caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy) : 0u);
+  caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy | kPutDelivered) : 0u);
   caps_.maxAm = chooseMaxAm(ringBytes_);
   caps_.minZcopy = cma_ ? kMinZcopy : 0;
   caps_.maxZcopy = cma_ ? kMaxZcopy : 0;
