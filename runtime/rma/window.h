@@ -230,7 +230,9 @@ int poll(void*);
 void ensurePoller();
 
 // ---- synchronization (sync.cc) ---------------------------------------------------------------
-Status flush(Window& w, int target);  // target -1: all
+// target -1: all. confirm false: the caller proves delivery of direct puts itself (a message
+// whose answer the target sends only after reading what came before it: Unlock).
+Status flush(Window& w, int target, bool confirm = true);
 Status fence(Window& w);
 Status lock(Window& w, int type, int target, int assertBits);
 Status unlock(Window& w, int target);
