@@ -493,6 +493,8 @@ TEST_F(ShmTransportTest, CapsMatchImplementation) {
     CHILD_CHECK(!(c.flags & kNeedsReg) && !(c.flags & kEventFd));
     CHILD_CHECK(rk.t->eventFd() == -1);
     CHILD_CHECK(bool(c.flags & kGetZcopy) == cma && bool(c.flags & kPutZcopy) == cma);
+    // CMA writes are synchronous: a put that returned Ok is in the peer's memory.
+    CHILD_CHECK(bool(c.flags & kPutDelivered) == cma);
     CHILD_CHECK(c.maxAm >= (16u << 10) && c.maxAm <= (256u << 10) / 2);
     CHILD_CHECK(c.eagerDefault > 0 && c.eagerDefault <= c.maxAm);
     CHILD_CHECK(c.latencyUs > 0 && c.bandwidthMBs > 0);
