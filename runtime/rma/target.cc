@@ -27,7 +27,7 @@ bool gPolling = false;
 
 void slotDone(core::Request*, void* arg) {
   auto* s = static_cast<HeaderSlot*>(arg);
-  s->win->readySlots.push_back(s);
+  s->win->readySlots.push(s);
 }
 
 Status postSlot(HeaderSlot* s) {
@@ -38,7 +38,7 @@ Status postSlot(HeaderSlot* s) {
                        proto::wire::kRmaHeaderTag, &r));
   s->req = r;
   if (r->complete) {
-    s->win->readySlots.push_back(s);
+    s->win->readySlots.push(s);
   } else {
     r->onComplete = slotDone;
     r->onCompleteArg = s;
@@ -172,7 +172,7 @@ void dataDone(core::Request* r, TargetOp* t) {
 void putDataDone(core::Request* r, void* arg) {
   auto* t = static_cast<TargetOp*>(arg);
   dataDone(r, t);
-  t->win->readyPuts.push_back(t);
+  t->win->readyPuts.push(t);
 }
 
 void accDataDone(core::Request* r, void* arg) {
@@ -356,8 +356,7 @@ int service(Window& w) {
   int events = 0;
   if (!w.directRetry.empty()) events += directProgress(w);
   while (!w.readySlots.empty()) {
-    HeaderSlot* s = w.readySlots.front();
-    w.readySlots.pop_front();
+    HeaderSlot* s = w.readySlots.pop();
     handleHeader(w, s);
     core::requestRelease(s->req);
     s->req = nullptr;
@@ -365,8 +364,7 @@ int service(Window& w) {
     ++events;
   }
   while (!w.readyPuts.empty()) {
-    TargetOp* t = w.readyPuts.front();
-    w.readyPuts.pop_front();
+    TargetOp* t = w.readyPuts.pop();
     if (!t->dropped) sendAck(w, t->src, t->h.id, t->status);
     targetOpFree(t);
     ++events;

@@ -54,10 +54,34 @@ enum class Kind : uint8_t { Create, Allocate, Dynamic };
 
 struct Window;
 
+// A queue linked through T::nextReady: nothing allocated per element (a std::deque used as a
+// queue allocates a node every 64 pushes).
+template <typename T>
+struct Fifo {
+  T* head = nullptr;
+  T* tail = nullptr;
+  bool empty() const { return head == nullptr; }
+  void push(T* t) {
+    t->nextReady = nullptr;
+    if (tail) tail->nextReady = t;
+    else head = t;
+    tail = t;
+  }
+  T* pop() {
+    T* t = head;
+    head = t->nextReady;
+    if (!head) tail = nullptr;
+    t->nextReady = nullptr;
+    return t;
+  }
+  void clear() { head = tail = nullptr; }
+};
+
 // A posted receive for RmaHeaders (plus inline payload).
 struct HeaderSlot {
   Window* win = nullptr;
   core::Request* req = nullptr;
+  HeaderSlot* nextReady = nullptr;  // in Window::readySlots
   alignas(8) uint8_t buf[sizeof(proto::wire::RmaHeader) + proto::wire::kRmaInlineMax];
 };
 
@@ -77,6 +101,7 @@ struct TargetOp {
   core::Request* req = nullptr;
   TargetOp* prevWaiting = nullptr;
   TargetOp* nextWaiting = nullptr;
+  TargetOp* nextReady = nullptr;  // in Window::readyPuts
 };
 
 struct Region {
@@ -118,8 +143,8 @@ struct Window {
 
   // ---- target side ----
   std::vector<std::unique_ptr<HeaderSlot>> slots;
-  std::deque<HeaderSlot*> readySlots;         // headers arrived, not yet serviced
-  std::deque<TargetOp*> readyPuts;            // put data arrived: acknowledge
+  Fifo<HeaderSlot> readySlots;                // headers arrived, not yet serviced
+  Fifo<TargetOp> readyPuts;                   // put data arrived: acknowledge
   std::vector<std::deque<TargetOp*>> accQueue;  // per origin: accumulates in issue order
   size_t accReady = 0;                        // accumulates whose data arrived
   uint64_t sendsInFlight = 0;                 // answers (acks, get data) not yet sent
