@@ -23,9 +23,10 @@
 //
 // Delivery: where the transport's put completion means the data is in the target's memory
 // (kPutDelivered: shm, verbs, self) the op is done then. Otherwise (tcp: completion = handed to
-// the kernel) the target is marked unconfirmed; flush (and so unlock, fence, complete, free)
-// then sends it a zero-byte put on the ordinary path and waits for its acknowledgement, which
-// the target sends only after reading everything before it on the ordered connection.
+// the kernel) the target is marked unconfirmed; flush (and so fence and free) then sends it a
+// zero-byte put on the ordinary path and waits for its acknowledgement, which the target sends
+// only after reading everything before it on the ordered connection. Unlock and complete skip
+// it (sync.cc): their own Unlock / Complete message is read after the data as well.
 //
 // The fast path takes a request from the pool, registers through the transport's cache (verbs)
 // and allocates nothing else.

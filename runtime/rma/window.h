@@ -25,8 +25,9 @@
 //   into / out of the target's window memory (CMA, RDMA WRITE / READ, TCP PUT frames): no
 //   header, no target-side handling. The op is the same internal request, counted in flight
 //   until the transport's completion. Where put completion does not mean delivery (no
-//   kPutDelivered: TCP), the target is marked unconfirmed and the next flush sends it a
-//   zero-byte put on the ordinary path: its acknowledgement travels behind the data. Everything
+//   kPutDelivered: TCP), the target is marked unconfirmed and the next flush / fence sends it
+//   a zero-byte put on the ordinary path: its acknowledgement travels behind the data (unlock
+//   and complete need none: their Unlock / Complete message travels behind the data too). Everything
 //   else (smaller ops, accumulates, dynamic windows, out-of-range accesses, transports without
 //   put / get, a transport that declines the first chunk) takes the ordinary path.
 //
