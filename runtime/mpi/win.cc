@@ -176,21 +176,32 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
       return raiseWin(handle, w, MPI_ERR_TYPE, fn);
     rrt_type_size(base, &baseSize);
   }
-  // Target pieces in bytes from the displacement.
-  std::vector<Piece> pieces;
+  // Target pieces in bytes from the displacement. A dense target (the common case) is one
+  // piece held here: the small-operation path allocates nothing on the heap.
+  Piece one{0, 0};
+  std::vector<Piece> many;
+  const Piece* pieces = &one;
+  size_t npieces = 0;
   if (typeDense(*tt)) {
-    if (bytes) pieces.push_back(Piece{typeDataOffset(*tt), bytes});
+    if (bytes) {
+      one = Piece{typeDataOffset(*tt), bytes};
+      npieces = 1;
+    }
   } else {
     for (int i = 0; i < tcount; ++i)
       for (const Block& b : tt->blocks) {
         long off = static_cast<long>(i) * tt->extent + b.disp;
-        if (!pieces.empty() && pieces.back().off + static_cast<long>(pieces.back().len) == off)
-          pieces.back().len += b.len;
+        if (!many.empty() && many.back().off + static_cast<long>(many.back().len) == off)
+          many.back().len += b.len;
         else
-          pieces.push_back(Piece{off, b.len});
+          many.push_back(Piece{off, b.len});
       }
+    pieces = many.data();
+    npieces = many.size();
   }
-  auto st = std::make_shared<Stage>();
+  // Staging of non-dense origin buffers (nothing, and no allocation, for dense ones).
+  Stage stage;
+  Stage* st = &stage;
   char* src = nullptr;
   char* dst = nullptr;
   if (sends) src = static_cast<char*>(stageIn(*st, *ot, origin, static_cast<size_t>(ocount)).ptr);
@@ -206,7 +217,8 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
   std::vector<rrt_request_t> rrs;
   size_t done = 0;
   int rc = RRT_SUCCESS;
-  for (const Piece& p : pieces) {
+  for (size_t pi = 0; pi < npieces; ++pi) {
+    const Piece& p = pieces[pi];
     const size_t disp = disp0 + static_cast<size_t>(p.off);
     char* s = src ? src + done : nullptr;
     char* d = dst ? dst + done : nullptr;
@@ -264,8 +276,13 @@ int rma(const char* fn, Kind kind, const void* origin, int ocount, MPI_Datatype 
     }
     return MPI_SUCCESS;
   }
-  for (rrt_request_t r : rrs) w->pending.push_back(Pending{r, target, st});
-  if (staged && rrs.empty()) st->finish(0);
+  if (!rrs.empty()) {
+    // Kept until a synchronization call completes them; the staging goes with the last one.
+    auto shared = std::make_shared<Stage>(std::move(stage));
+    for (rrt_request_t r : rrs) w->pending.push_back(Pending{r, target, shared});
+  } else if (staged) {
+    st->finish(0);
+  }
   return checkWin(handle, w, rc, fn);
 }
 

@@ -154,4 +154,26 @@ constexpr size_t kRmaInlineMax = 224;  // payload bytes carried in the header's 
 inline int rmaDataTag(uint32_t id) { return static_cast<int>(2 * (id & 0x1fffffffu) + 1); }
 inline int rmaReplyTag(uint32_t id) { return static_cast<int>(2 * (id & 0x1fffffffu) + 2); }
 
+// What each rank tells the others about its window memory when the window is created (one
+// allgather over the window's communicator), for the direct path (runtime/rma/direct.cc):
+// contiguous puts / gets from RRT_RMA_DIRECT_MIN bytes go through the transport's one-sided
+// put / get straight into / out of this memory. One remote key per transport that can do it,
+// named by the transport (an origin uses the key of the transport that serves the target).
+struct RmaWinKey {
+  char tx[15];        // Transport::name(), NUL-terminated; empty: unused slot
+  uint8_t len;        // bytes of rkey in use (0 for transports without kNeedsReg)
+  uint8_t rkey[transport::kMaxRkeyBytes];
+} __attribute__((packed));
+static_assert(sizeof(RmaWinKey) == 16 + transport::kMaxRkeyBytes, "RMA window key size");
+
+constexpr int kRmaWinKeys = 4;  // self, shm, tcp, verbs
+struct RmaWinInfo {
+  uint64_t base;      // address of the window memory in its owner
+  uint64_t size;      // bytes; 0: no direct access (dynamic or empty window, nothing registered)
+  int32_t dispUnit;
+  uint32_t pad;
+  RmaWinKey keys[kRmaWinKeys];
+} __attribute__((packed));
+static_assert(sizeof(RmaWinInfo) == 24 + kRmaWinKeys * sizeof(RmaWinKey), "RMA window info size");
+
 }  // namespace rrt::proto::wire

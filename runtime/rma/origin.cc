@@ -2,7 +2,8 @@
 // parts are the receive of the target's answer (posted first, straight into the result buffer),
 // the header message (payload inline when small) and, for a larger payload, a data message
 // (rendezvous: zero-copy into the target's window). The op completes when every part has; the
-// window's per-target count of ops in flight is what flush waits for.
+// window's per-target count of ops in flight is what flush waits for. Large contiguous puts
+// and gets may leave by the direct path instead (direct.cc).
 #include <cstring>
 
 #include "runtime/core/log.h"
@@ -21,18 +22,6 @@ using proto::wire::RmaOp;
 // the answer is data (else an RmaAck, received into remoteAddr), remaining = parts in flight,
 // onCompleteArg = the window (onComplete itself stays unset), internal = no user handle.
 constexpr uint8_t kAnswerData = 1;
-
-void opDone(core::Request* op) {
-  auto* w = static_cast<Window*>(op->onCompleteArg);
-  --w->inFlight[static_cast<size_t>(op->peer)];
-  --w->inFlightTotal;
-  if (op->internal) {
-    if (op->status.error != RRT_SUCCESS && w->opError == Status::Ok)
-      w->opError = static_cast<Status>(op->status.error);
-    op->userFreed = true;
-  }
-  core::requestComplete(op, Status::Ok);
-}
 
 void account(core::Request* op, const core::Request* part, bool answer) {
   int err = part->status.error;
@@ -74,6 +63,18 @@ uint32_t nextId(Window& w) {
 
 }  // namespace
 
+void opDone(core::Request* op) {
+  auto* w = static_cast<Window*>(op->onCompleteArg);
+  --w->inFlight[static_cast<size_t>(op->peer)];
+  --w->inFlightTotal;
+  if (op->internal) {
+    if (op->status.error != RRT_SUCCESS && w->opError == Status::Ok)
+      w->opError = static_cast<Status>(op->status.error);
+    op->userFreed = true;
+  }
+  core::requestComplete(op, Status::Ok);
+}
+
 Status issue(Window& w, const OpArgs& a, core::Request** request) {
   proto::Comm& c = *w.comm;
   if (a.target == RRT_PROC_NULL) {
@@ -87,6 +88,9 @@ Status issue(Window& w, const OpArgs& a, core::Request** request) {
     }
     return Status::Ok;
   }
+  if (a.bytes >= w.directMin && (a.op == RmaOp::Put || a.op == RmaOp::Get) &&
+      directIssue(w, a, request))
+    return Status::Ok;
   const uint32_t id = nextId(w);
   const bool dataAnswer = a.op == RmaOp::Get || a.op == RmaOp::GetAcc || a.op == RmaOp::Cas;
   core::Request* op = core::requestAlloc(core::ReqKind::Send);

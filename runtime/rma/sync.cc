@@ -1,6 +1,7 @@
 // Synchronization of one-sided operations, as messages on the window's context:
 //   flush      wait until every op of this rank to the target(s) is complete (acknowledged /
-//              answered); flush_local is the same here (an op's origin buffer is free once the
+//              answered; direct ops: transferred, and delivery proven where the transport's
+//              completion does not prove it); flush_local is the same here (an op's origin buffer is free once the
 //              op is complete, and rrt never completes an op earlier)
 //   fence      flush everything, then a barrier over the window's communicator: afterwards every
 //              op issued anywhere before the fence is complete at its target
@@ -35,14 +36,29 @@ Status takeError(Window& w) {
   return s;
 }
 
-Status flush(Window& w, int target) {
+Status flush(Window& w, int target, bool confirm) {
   if (target == RRT_PROC_NULL) return Status::Ok;
+  // Twice when direct puts need their delivery proven (direct.cc): once for the ops, then for
+  // the zero-byte puts that follow them.
   if (target >= 0) {
     if (!validRank(w, target)) return Status::ErrRank;
     const size_t t = static_cast<size_t>(target);
     RRT_TRY(core::waitFor([&w, t] { return w.inFlight[t] == 0; }));
+    if (w.unconfirmedCount > 0 && w.unconfirmed[t]) {
+      if (!confirm) {
+        w.unconfirmed[t] = 0;
+        --w.unconfirmedCount;
+        return takeError(w);
+      }
+      RRT_TRY(directConfirm(w, target));
+      RRT_TRY(core::waitFor([&w, t] { return w.inFlight[t] == 0; }));
+    }
   } else {
     RRT_TRY(core::waitFor([&w] { return w.inFlightTotal == 0; }));
+    if (w.unconfirmedCount > 0) {
+      RRT_TRY(directConfirm(w, -1));
+      RRT_TRY(core::waitFor([&w] { return w.inFlightTotal == 0; }));
+    }
   }
   return takeError(w);
 }
@@ -79,7 +95,9 @@ Status unlock(Window& w, int target) {
   if (!validRank(w, target)) return Status::ErrRank;
   const size_t t = static_cast<size_t>(target);
   if (!w.locked[t] || w.lockedAll) return Status::ErrRmaSync;
-  Status st = flush(w, target);
+  // The Unlock's answer leaves the target after everything before it on the ordered path was
+  // read there: it proves the delivery of direct puts too (no zero-byte put needed).
+  Status st = flush(w, target, w.lockedNocheck[t] != 0);
   w.locked[t] = 0;
   if (w.lockedNocheck[t]) return st;
   RmaAck ack{};
@@ -119,8 +137,12 @@ Status lockAll(Window& w, int assertBits) {
 
 Status unlockAll(Window& w) {
   if (!w.lockedAll) return Status::ErrRmaSync;
-  Status st = flush(w, -1);
   const int n = w.comm->size;
+  Status st = Status::Ok;
+  for (int r = 0; r < n; ++r) {  // as in unlock: the Unlock answers prove delivery
+    Status s = flush(w, r, w.lockedNocheck[static_cast<size_t>(r)] != 0);
+    if (st == Status::Ok) st = s;
+  }
   std::vector<RmaAck> acks(static_cast<size_t>(n));
   std::vector<core::Request*> reqs(static_cast<size_t>(n), nullptr);
   for (int r = 0; r < n; ++r) {
@@ -169,7 +191,9 @@ Status complete(Window& w) {
   if (!w.accessOpen) return Status::ErrRmaSync;
   Status st = Status::Ok;
   for (int r : w.accessGroup) {
-    Status s = flush(w, r);
+    // The target's wait() returns on the Complete notice, which it reads after the data of
+    // direct puts before it: no zero-byte put needed.
+    Status s = flush(w, r, false);
     if (st == Status::Ok) st = s;
   }
   for (int r : w.accessGroup) {

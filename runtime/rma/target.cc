@@ -27,7 +27,7 @@ bool gPolling = false;
 
 void slotDone(core::Request*, void* arg) {
   auto* s = static_cast<HeaderSlot*>(arg);
-  s->win->readySlots.push_back(s);
+  s->win->readySlots.push(s);
 }
 
 Status postSlot(HeaderSlot* s) {
@@ -38,7 +38,7 @@ Status postSlot(HeaderSlot* s) {
                        proto::wire::kRmaHeaderTag, &r));
   s->req = r;
   if (r->complete) {
-    s->win->readySlots.push_back(s);
+    s->win->readySlots.push(s);
   } else {
     r->onComplete = slotDone;
     r->onCompleteArg = s;
@@ -172,7 +172,7 @@ void dataDone(core::Request* r, TargetOp* t) {
 void putDataDone(core::Request* r, void* arg) {
   auto* t = static_cast<TargetOp*>(arg);
   dataDone(r, t);
-  t->win->readyPuts.push_back(t);
+  t->win->readyPuts.push(t);
 }
 
 void accDataDone(core::Request* r, void* arg) {
@@ -249,7 +249,7 @@ void handleHeader(Window& w, HeaderSlot* s) {
         return;
       }
       if (st != Status::Ok) refused(src, h, st);
-      auto* t = new TargetOp;
+      TargetOp* t = targetOpAlloc();
       t->win = &w;
       t->src = src;
       t->h = h;
@@ -323,7 +323,7 @@ void handleHeader(Window& w, HeaderSlot* s) {
     applyAcc(w, src, h, payload, st);
     return;
   }
-  auto* t = new TargetOp;
+  TargetOp* t = targetOpAlloc();
   t->win = &w;
   t->src = src;
   t->h = h;
@@ -354,9 +354,9 @@ void handleHeader(Window& w, HeaderSlot* s) {
 
 int service(Window& w) {
   int events = 0;
+  if (!w.directRetry.empty()) events += directProgress(w);
   while (!w.readySlots.empty()) {
-    HeaderSlot* s = w.readySlots.front();
-    w.readySlots.pop_front();
+    HeaderSlot* s = w.readySlots.pop();
     handleHeader(w, s);
     core::requestRelease(s->req);
     s->req = nullptr;
@@ -364,10 +364,9 @@ int service(Window& w) {
     ++events;
   }
   while (!w.readyPuts.empty()) {
-    TargetOp* t = w.readyPuts.front();
-    w.readyPuts.pop_front();
+    TargetOp* t = w.readyPuts.pop();
     if (!t->dropped) sendAck(w, t->src, t->h.id, t->status);
-    delete t;
+    targetOpFree(t);
     ++events;
   }
   if (w.accReady > 0) {
@@ -379,7 +378,7 @@ int service(Window& w) {
         --w.accReady;
         if (!t->dropped) applyAcc(w, static_cast<int>(src), t->h, t->data, t->status);
         if (t->owned) delete[] t->data;
-        delete t;
+        targetOpFree(t);
         ++events;
       }
     }
@@ -388,6 +387,35 @@ int service(Window& w) {
 }
 
 }  // namespace
+
+// Freed TargetOps kept for reuse: a put or accumulate whose payload follows its header (more
+// than kRmaInlineMax bytes) takes one per operation without calling the allocator once warm.
+namespace {
+std::vector<TargetOp*>& freeOps() {
+  static auto* v = new std::vector<TargetOp*>;  // never destroyed (finalize may run at exit)
+  return *v;
+}
+constexpr size_t kFreeOpsKept = 256;
+}  // namespace
+
+TargetOp* targetOpAlloc() {
+  auto& f = freeOps();
+  if (f.empty()) return new TargetOp;
+  TargetOp* t = f.back();
+  f.pop_back();
+  *t = TargetOp{};
+  return t;
+}
+
+void targetOpFree(TargetOp* t) {
+  auto& f = freeOps();
+  if (f.size() < kFreeOpsKept) {
+    if (f.capacity() == 0) f.reserve(kFreeOpsKept);
+    f.push_back(t);
+  } else {
+    delete t;
+  }
+}
 
 Status postSlots(Window& w) {
   for (int i = 0; i < kHeaderSlots; ++i) {

@@ -121,8 +121,9 @@ Status create(proto::Comm& parent, Kind kind, void* base, size_t size, int dispU
   }
   table().push_back(w);
   w->handle = static_cast<rrt_win_t>(table().size() - 1);
-  // Nobody may address a rank before its header receives are posted.
-  st = barrier(*w);
+  // Nobody may address a rank before its header receives are posted: the allgather of the
+  // direct path's keys is also that barrier.
+  st = directSetup(*w);
   if (st != Status::Ok) {
     (void)free(w);
     return st;
@@ -161,11 +162,12 @@ Status free(Window* w) {
   if (st == Status::Ok) st = s2;
   s2 = dropWaiting(*w);
   if (st == Status::Ok) st = s2;
+  directRelease(*w);  // after the barrier: every origin's direct ops to us are complete
   cancelSlots(*w);
   for (auto& q : w->accQueue)
     for (TargetOp* t : q) {
       if (t->owned) delete[] t->data;
-      delete t;
+      targetOpFree(t);
     }
   table()[static_cast<size_t>(w->handle)] = nullptr;
   (void)proto::commFree(w->comm->handle);
@@ -176,6 +178,7 @@ Status free(Window* w) {
 void finalizeAll() {
   for (Window*& w : table()) {
     if (!w) continue;
+    directRelease(*w);
     cancelSlots(*w);
     delete w;  // its communicator goes with commFinalizeAll
     w = nullptr;

@@ -18,6 +18,19 @@
 //   all its parts (header / data sends, the answer's receive) have; the window counts ops in
 //   flight per target, which is what flush waits for. Locks and PSCW are in sync.cc.
 //
+//   Direct path (direct.cc): at creation every rank registers its window memory with each
+//   transport that has one-sided put / get and the ranks allgather base, size, disp_unit and the
+//   packed remote keys (wire::RmaWinInfo). A contiguous put / get of at least RRT_RMA_DIRECT_MIN
+//   bytes to a target whose transport can do it is then the transport's own put / get straight
+//   into / out of the target's window memory (CMA, RDMA WRITE / READ, TCP PUT frames): no
+//   header, no target-side handling. The op is the same internal request, counted in flight
+//   until the transport's completion. Where put completion does not mean delivery (no
+//   kPutDelivered: TCP), the target is marked unconfirmed and the next flush / fence sends it
+//   a zero-byte put on the ordinary path: its acknowledgement travels behind the data (unlock
+//   and complete need none: their Unlock / Complete message travels behind the data too). Everything
+//   else (smaller ops, accumulates, dynamic windows, out-of-range accesses, transports without
+//   put / get, a transport that declines the first chunk) takes the ordinary path.
+//
 //   Ownership: windows live in a table by handle until free(). Threading: single-threaded, like
 //   the rest of rrt.
 #pragma once
@@ -30,6 +43,7 @@
 
 #include <rrt/rrt.h>
 
+#include "runtime/core/list.h"
 #include "runtime/core/request.h"
 #include "runtime/core/status.h"
 #include "runtime/proto/comm.h"
@@ -41,10 +55,34 @@ enum class Kind : uint8_t { Create, Allocate, Dynamic };
 
 struct Window;
 
+// A queue linked through T::nextReady: nothing allocated per element (a std::deque used as a
+// queue allocates a node every 64 pushes).
+template <typename T>
+struct Fifo {
+  T* head = nullptr;
+  T* tail = nullptr;
+  bool empty() const { return head == nullptr; }
+  void push(T* t) {
+    t->nextReady = nullptr;
+    if (tail) tail->nextReady = t;
+    else head = t;
+    tail = t;
+  }
+  T* pop() {
+    T* t = head;
+    head = t->nextReady;
+    if (!head) tail = nullptr;
+    t->nextReady = nullptr;
+    return t;
+  }
+  void clear() { head = tail = nullptr; }
+};
+
 // A posted receive for RmaHeaders (plus inline payload).
 struct HeaderSlot {
   Window* win = nullptr;
   core::Request* req = nullptr;
+  HeaderSlot* nextReady = nullptr;  // in Window::readySlots
   alignas(8) uint8_t buf[sizeof(proto::wire::RmaHeader) + proto::wire::kRmaInlineMax];
 };
 
@@ -64,6 +102,7 @@ struct TargetOp {
   core::Request* req = nullptr;
   TargetOp* prevWaiting = nullptr;
   TargetOp* nextWaiting = nullptr;
+  TargetOp* nextReady = nullptr;  // in Window::readyPuts
 };
 
 struct Region {
@@ -90,10 +129,23 @@ struct Window {
   std::vector<uint8_t> locked;         // per target: holds a lock
   bool lockedAll = false;
 
+  // ---- direct path (direct.cc) ----
+  std::vector<proto::wire::RmaWinInfo> remote;  // per rank, allgathered at creation
+  struct Reg {
+    transport::Transport* tx;
+    transport::MemHandle* mh;
+  };
+  std::vector<Reg> regs;                 // this rank's registrations of its window memory
+  size_t directMin = SIZE_MAX;           // RRT_RMA_DIRECT_MIN
+  std::vector<uint8_t> unconfirmed;      // per target: direct puts not yet proven delivered
+  size_t unconfirmedCount = 0;
+  // Direct ops that met NoResource after their first chunk: retried from the rma poller.
+  core::List<core::Request, &core::Request::hook> directRetry;
+
   // ---- target side ----
   std::vector<std::unique_ptr<HeaderSlot>> slots;
-  std::deque<HeaderSlot*> readySlots;         // headers arrived, not yet serviced
-  std::deque<TargetOp*> readyPuts;            // put data arrived: acknowledge
+  Fifo<HeaderSlot> readySlots;                // headers arrived, not yet serviced
+  Fifo<TargetOp> readyPuts;                   // put data arrived: acknowledge
   std::vector<std::deque<TargetOp*>> accQueue;  // per origin: accumulates in issue order
   size_t accReady = 0;                        // accumulates whose data arrived
   uint64_t sendsInFlight = 0;                 // answers (acks, get data) not yet sent
@@ -118,7 +170,7 @@ struct Window {
   bool accessOpen = false, exposureOpen = false;
 
   bool busy() const {
-    return !readySlots.empty() || !readyPuts.empty() || accReady > 0;
+    return !readySlots.empty() || !readyPuts.empty() || accReady > 0 || !directRetry.empty();
   }
   // Nothing left that can move without more messages: no queued header or finished put, no
   // accumulate whose turn has come, no answer in flight. (An accumulate queued behind one that
@@ -167,10 +219,27 @@ struct OpArgs {
   uint64_t disp = 0;
 };
 Status issue(Window& w, const OpArgs& a, core::Request** request);
+// An op is complete (all its parts, or its direct transfer): counts it out of flight, keeps a
+// failure of an op without request for the next sync call, completes the request.
+void opDone(core::Request* op);
 // Sends a header-only control message (Lock / Unlock carry an answer; Post / Complete none).
 // When answered, *ack is filled and *done set once the answer arrived.
 Status control(Window& w, proto::wire::RmaOp op, int target, uint8_t lockType, bool answered,
                core::Request** answer, proto::wire::RmaAck* ack);
+
+// ---- direct path (direct.cc) ----------------------------------------------------------------
+// Collective over the window's communicator (it replaces creation's barrier: nobody returns
+// before everyone has posted its header receives): registers this rank's memory, allgathers.
+Status directSetup(Window& w);
+// After the last barrier of free() (and at finalize): deregisters.
+void directRelease(Window& w);
+// Takes op a by the direct path when it qualifies: true when taken (*request set when asked);
+// false: the caller uses the ordinary path.
+bool directIssue(Window& w, const OpArgs& a, core::Request** request);
+// The poller's part: retries ops waiting for transport resources.
+int directProgress(Window& w);
+// flush: proves delivery of the direct puts to target (-1: every target) that need it.
+Status directConfirm(Window& w, int target);
 
 // ---- target side (target.cc) -----------------------------------------------------------------
 Status postSlots(Window& w);
@@ -179,12 +248,17 @@ void cancelSlots(Window& w);
 // are dropped: receives not yet matched are cancelled, matched ones waited for; none is applied
 // or answered.
 Status dropWaiting(Window& w);
+// TargetOps from a free list (allocated only while it is empty).
+TargetOp* targetOpAlloc();
+void targetOpFree(TargetOp* t);
 // The rma poller: services every window's queued work. Registered on the first window.
 int poll(void*);
 void ensurePoller();
 
 // ---- synchronization (sync.cc) ---------------------------------------------------------------
-Status flush(Window& w, int target);  // target -1: all
+// target -1: all. confirm false: the caller proves delivery of direct puts itself (a message
+// whose answer the target sends only after reading what came before it: Unlock).
+Status flush(Window& w, int target, bool confirm = true);
 Status fence(Window& w);
 Status lock(Window& w, int type, int target, int assertBits);
 Status unlock(Window& w, int target);

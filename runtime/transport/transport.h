@@ -49,6 +49,8 @@ enum CapFlag : uint32_t {
   kOrdered = 1u << 3,    // active messages and puts to one peer arrive in the order sent
   kNeedsReg = 1u << 4,   // memReg must be called for buffers used by get/put
   kEventFd = 1u << 5,    // eventFd() returns an fd that becomes readable on new events
+  kPutDelivered = 1u << 6,  // a put's Ok / Completion means the data is in the peer's memory
+                            // (without it, only a later message on the ordered path proves it)
 };
 
 // What the protocol layer may rely on. Plain data, checked against the implementation by a

@@ -161,8 +161,9 @@ std::vector<uint8_t> pattern(size_t n, int salt) {
 TEST(VerbsTransport, CapsAndActiveMessagesOfEverySize) {
   runPair({}, [](Rank& me, Transport& t) {
     const Caps& c = t.caps();
-    CHILD_CHECK((c.flags & (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg)) ==
-                    (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg),
+    CHILD_CHECK((c.flags & (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg |
+                            kPutDelivered)) ==
+                    (kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg | kPutDelivered),
                 "caps flags %x", c.flags);
     CHILD_CHECK((c.flags & kEventFd) && t.eventFd() >= 0, "no completion channel fd");
     CHILD_CHECK(c.maxAm >= 1024 && c.eagerDefault <= c.maxAm && c.maxZcopy >= 4096, "limits");

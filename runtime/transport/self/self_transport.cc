@@ -10,7 +10,7 @@ namespace {
 class SelfTransport final : public Transport {
  public:
   explicit SelfTransport(const Context& ctx) : ctx_(ctx) {
-    caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered;
+    caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kPutDelivered;
     caps_.maxAm = 1u << 20;
     caps_.minZcopy = 0;
     caps_.maxZcopy = SIZE_MAX;

@@ -1,6 +1,9 @@
-// Cooperative single copy of a large CMA get (RRT_SHM_CMA_SPLIT): the reader asks the owner of
-// the source to write the tail into the reader's buffer (process_vm_writev) while the reader
-// reads the head (process_vm_readv), so two cores copy at once. Measured on the 2-vCPU
+// Cooperative single copy of a large CMA get or put (RRT_SHM_CMA_SPLIT): the reader asks the
+// owner of the source to write the tail into the reader's buffer (process_vm_writev) while the
+// reader reads the head (process_vm_readv), so two cores copy at once. A put is the mirror
+// image (kind kSplitPut): the writer asks the owner of the destination to read the tail from
+// the writer's buffer (process_vm_readv) while it writes the head; "reader" below means the
+// rank that asked, "owner" the peer. Measured on the 2-vCPU
 // development VM (fork, 1 and 4 MiB, both processes polling, under load): the split copy took
 // 0.1-0.75x the time of one process_vm_readv of the whole message.
 //
@@ -34,17 +37,23 @@ enum SplitState : uint32_t {
   kSplitFailed = 5,
 };
 
+enum SplitKind : uint32_t {
+  kSplitGet = 0,  // the owner writes [src, +len) of its memory to dst in the reader's
+  kSplitPut = 1,  // the owner reads [src, +len) of the reader's memory into dst in its own
+};
+
 struct alignas(64) SplitSlot {
   std::atomic<uint32_t> state;
   int32_t status;  // the owner's Status when Failed
-  uint64_t src;    // in the owner's address space
-  uint64_t dst;    // in the reader's
+  uint64_t src;    // get: in the owner's address space; put: in the reader's
+  uint64_t dst;    // get: in the reader's; put: in the owner's
   uint64_t len;
+  uint32_t kind;   // SplitKind
 };
 static_assert(sizeof(SplitSlot) == 64, "one cache line a slot");
 static_assert(std::atomic<uint32_t>::is_always_lock_free, "shared atomics must be lock-free");
 
-constexpr int kSplitSlots = 8;  // concurrent split gets per ordered pair; more go unsplit
+constexpr int kSplitSlots = 8;  // concurrent split copies per ordered pair; more go unsplit
 constexpr size_t kSplitTableBytes = kSplitSlots * sizeof(SplitSlot);
 constexpr AmId kSplitAmId = kTransportAmIds;  // shm's own AM: a uint32_t slot index
 

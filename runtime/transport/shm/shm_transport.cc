@@ -122,7 +122,7 @@ class ShmTransport final : public Transport {
     Peer* p = nullptr;
     Status st = cmaPeer(peer, &p);
     if (!ok(st) || len == 0) return st;
-    if (len >= splitMin_ && done) return splitGet(p, local, len, remoteAddr, done);
+    if (len >= splitMin_ && done) return splitCopy(p, local, len, remoteAddr, done, kSplitGet);
     return cmaResult(p, cmaRead(p->pid, local, remoteAddr, len));
   }
 
@@ -131,6 +131,8 @@ class ShmTransport final : public Transport {
     Peer* p = nullptr;
     Status st = cmaPeer(peer, &p);
     if (!ok(st) || len == 0) return st;
+    if (len >= splitMin_ && done)
+      return splitCopy(p, const_cast<void*>(local), len, remoteAddr, done, kSplitPut);
     return cmaResult(p, cmaWrite(p->pid, local, remoteAddr, len));
   }
 
@@ -166,7 +168,13 @@ class ShmTransport final : public Transport {
 
  private:
   Status ringFull(Peer* p);
-  Status splitGet(Peer* p, void* local, size_t len, uint64_t remote, Completion* done);
+  Status splitCopy(Peer* p, void* local, size_t len, uint64_t remote, Completion* done,
+                   SplitKind kind);
+  // One CMA transfer between local and the peer's remote, in the direction of kind.
+  static Status cmaMove(const Peer* p, SplitKind kind, void* local, uint64_t remote, size_t len) {
+    return kind == kSplitGet ? cmaRead(p->pid, local, remote, len)
+                             : cmaWrite(p->pid, local, remote, len);
+  }
   void serveSplit(int src, const void* data, size_t len);
   int pollSplits();
   Status cmaPeer(int peer, Peer** out);
@@ -236,7 +244,7 @@ Status ShmTransport::init() {
     const uint64_t split = config::sizeOr(config::Tunable::ShmCmaSplit, kDefaultSplitMin);
     splitMin_ = split == 0 ? SIZE_MAX : std::max<size_t>(static_cast<size_t>(split), 2 * kPage);
   }
-  caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy) : 0u);
+  caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy | kPutDelivered) : 0u);
   caps_.maxAm = chooseMaxAm(ringBytes_);
   caps_.minZcopy = cma_ ? kMinZcopy : 0;
   caps_.maxZcopy = cma_ ? kMaxZcopy : 0;
@@ -317,13 +325,13 @@ Status ShmTransport::ringFull(Peer* p) {
   return Status::NoResource;
 }
 
-// A get of len >= RRT_SHM_CMA_SPLIT bytes: the owner is asked for the tail (from a page
-// boundary of the destination near the middle) while we read the head. Then, if the owner has
-// not claimed the tail, we take it back and read it too (Ok now); else the get completes from
-// progress() when the owner is done (InProgress).
-Status ShmTransport::splitGet(Peer* p, void* local, size_t len, uint64_t remote,
-                              Completion* done) {
-  const uintptr_t dst = reinterpret_cast<uintptr_t>(local);
+// A get or put of len >= RRT_SHM_CMA_SPLIT bytes: the owner is asked to move the tail (from a
+// page boundary of the destination near the middle) while we move the head. Then, if the owner
+// has not claimed the tail, we take it back and move it too (Ok now); else the copy completes
+// from progress() when the owner is done (InProgress).
+Status ShmTransport::splitCopy(Peer* p, void* local, size_t len, uint64_t remote,
+                               Completion* done, SplitKind kind) {
+  const uintptr_t dst = kind == kSplitGet ? reinterpret_cast<uintptr_t>(local) : remote;
   const size_t head = ((dst + len / 2) & ~(kPage - 1)) - dst;
   int slot = -1;
   if (head > 0 && head < len && p->inFlight < kSplitSlots) {
@@ -333,26 +341,29 @@ Status ShmTransport::splitGet(Peer* p, void* local, size_t len, uint64_t remote,
         break;
       }
   }
-  if (slot < 0) return cmaResult(p, cmaRead(p->pid, local, remote, len));
+  if (slot < 0) return cmaResult(p, cmaMove(p, kind, local, remote, len));
+  char* const localTail = static_cast<char*>(local) + head;
   SplitSlot& s = p->asks[slot];
-  s.src = remote + head;
-  s.dst = dst + head;
+  s.src = kind == kSplitGet ? remote + head : reinterpret_cast<uint64_t>(localTail);
+  s.dst = kind == kSplitGet ? reinterpret_cast<uint64_t>(localTail) : remote + head;
   s.len = len - head;
+  s.kind = kind;
   s.status = 0;
   s.state.store(kSplitAsked, std::memory_order_release);
   const uint32_t idx = static_cast<uint32_t>(slot);
   if (p->tx.push(kSplitAmId, &idx, sizeof idx, nullptr, 0) != Status::Ok) {
     s.state.store(kSplitFree, std::memory_order_relaxed);  // nobody was told: still ours
-    return cmaResult(p, cmaRead(p->pid, local, remote, len));
+    return cmaResult(p, cmaMove(p, kind, local, remote, len));
   }
-  Status st = cmaRead(p->pid, local, remote, head);
+  Status st = cmaMove(p, kind, local, remote, head);
   uint32_t expect = kSplitAsked;
   if (s.state.compare_exchange_strong(expect, kSplitTaken, std::memory_order_acq_rel)) {
-    if (ok(st)) st = cmaRead(p->pid, static_cast<char*>(local) + head, remote + head, len - head);
+    if (ok(st)) st = cmaMove(p, kind, localTail, remote + head, len - head);
     s.state.store(kSplitFree, std::memory_order_release);
     return cmaResult(p, st);
   }
-  // A failed head still waits for the owner's tail (it writes into our buffer), then reports.
+  // A failed head still waits for the owner's tail (it writes into our buffer, or reads from
+  // it), then reports.
   if (!ok(st)) (void)cmaResult(p, st);
   p->headStatus[slot] = st;
   p->waiting[slot] = done;
@@ -361,7 +372,8 @@ Status ShmTransport::splitGet(Peer* p, void* local, size_t len, uint64_t remote,
   return Status::InProgress;
 }
 
-// The owner's side: the reader `src` asks us to write a tail of our buffer into its buffer.
+// The owner's side: the rank `src` asks us to write a tail of our buffer into its buffer (get),
+// or to read a tail of its buffer into ours (put).
 void ShmTransport::serveSplit(int src, const void* data, size_t len) {
   uint32_t idx;
   Peer* p = static_cast<unsigned>(src) < peerByRank_.size() ? peerByRank_[src] : nullptr;
@@ -378,15 +390,17 @@ void ShmTransport::serveSplit(int src, const void* data, size_t len) {
   uint32_t expect = kSplitAsked;
   if (!s.state.compare_exchange_strong(expect, kSplitClaimed, std::memory_order_acq_rel))
     return;  // the reader took it back
-  const Status st = p->connected ? cmaWrite(p->pid, reinterpret_cast<const void*>(s.src), s.dst,
-                                            static_cast<size_t>(s.len))
-                                 : Status::ErrArg;
+  Status st = Status::ErrArg;
+  if (p->connected && s.kind == kSplitGet)
+    st = cmaWrite(p->pid, reinterpret_cast<const void*>(s.src), s.dst, static_cast<size_t>(s.len));
+  else if (p->connected && s.kind == kSplitPut)
+    st = cmaRead(p->pid, reinterpret_cast<void*>(s.dst), s.src, static_cast<size_t>(s.len));
   s.status = static_cast<int32_t>(st);
   s.state.store(ok(st) ? kSplitDone : kSplitFailed, std::memory_order_release);
 }
 
-// The reader's side: completes the gets whose tails the owners finished; fails those of an
-// owner that died while it held the tail.
+// The asking side: completes the gets / puts whose tails the owners finished; fails those of
+// an owner that died while it held the tail.
 int ShmTransport::pollSplits() {
   int events = 0;
   for (Peer& p : peers_) {

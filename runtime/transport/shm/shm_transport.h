@@ -15,13 +15,14 @@
 //              ErrProcFailed once the peer was found dead. Caps: kAmBcopy | kOrdered.
 //   get/put()  process_vm_readv/writev against the peer's virtual address; rkey unused (may be
 //              empty), memReg not needed. Ok when done, ErrUnsupported when CMA is off or the
-//              peer refuses it (remembered per peer), ErrProcFailed when it is gone. A get of
-//              RRT_SHM_CMA_SPLIT bytes or more with a Completion is split with the peer
-//              (cma_split.h): the peer writes the tail from its progress() while we read the
-//              head; InProgress when the peer took the tail (the Completion fires from our
-//              progress() once it is written, or with ErrProcFailed if the peer dies first), Ok
-//              when the peer had not started and we read the tail too. Everything else is
-//              synchronous.
+//              peer refuses it (remembered per peer), ErrProcFailed when it is gone. A get or
+//              put of RRT_SHM_CMA_SPLIT bytes or more with a Completion is split with the peer
+//              (cma_split.h): the peer moves the tail from its progress() (get: writes it to
+//              us; put: reads it from us) while we move the head; InProgress when the peer took
+//              the tail (the Completion fires from our progress() once it is done, or with
+//              ErrProcFailed if the peer dies first), Ok when the peer had not started and we
+//              moved the tail too. Everything else is synchronous. Caps: kPutDelivered with
+//              CMA (a put's Ok or Completion means the data is in the peer's memory).
 //   progress() delivers up to a batch of records per peer, straight from the ring, in order.
 //              A handler that re-enters progress() gets 0 (the record it holds is still in use).
 //   Peer death is noticed when a ring to the peer stays full (its process is looked at every

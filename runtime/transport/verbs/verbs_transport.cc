@@ -400,7 +400,7 @@ Status VerbsTransport::init() {
   regCache_ = std::make_unique<memory::RegCache>(this, lim);
 
   const uint64_t maxMsg = dev_.portAttr.max_msg_sz ? dev_.portAttr.max_msg_sz : (1ull << 31);
-  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg |
+  caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg | kPutDelivered |
                 (channel_ ? kEventFd : 0u);
   caps_.maxAm = classes_.bufBytes[classes_.n - 1] - sizeof(AmHeader);
   caps_.minZcopy = 0;

@@ -54,7 +54,7 @@
 //              end with an error, nothing hangs. The other side learns through an asynchronous
 //              event (its QP went to ERR: QP_FATAL / ACCESS_ERR / LAST_WQE_REACHED on an SRQ QP)
 //              or, with rdmacm, DISCONNECTED, and fails the peer the same way.
-// Caps: kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg.
+// Caps: kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg | kPutDelivered.
 #pragma once
 
 #include "runtime/core/status.h"
