@@ -428,6 +428,74 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                     d.type, c));
 }
 
+// alltoallw: every block has its own datatype and a displacement in bytes. The blocks go packed
+// (each t.size bytes per element) at running offsets of one send and one receive buffer, which
+// rrt's alltoallv moves as bytes; received blocks are unpacked into place on completion, with
+// copies of the layouts (the program may free its datatypes before a non-blocking call ends).
+int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+              MPI_Request* req, const char* fn) {
+  Call k(comm, fn, req);
+  if (!k.ok()) return k.err;
+  const size_t p = static_cast<size_t>(k.c->size);
+  const bool inplace = inPlace(sendbuf);
+  if (!recvcounts || !rdispls || !recvtypes ||
+      (!inplace && (!sendcounts || !sdispls || !sendtypes)))
+    return raise(comm, MPI_ERR_ARG, fn);
+  std::vector<size_t> rc(p), rd(p), sc(p), sd(p);
+  std::vector<Type> lays(p);  // receive layouts: blocks and extent, all unpacking needs
+  size_t rtotal = 0, stotal = 0;
+  for (size_t i = 0; i < p; ++i) {
+    if (!k.count(recvcounts[i])) return k.err;
+    const Type* t = k.type(recvtypes[i]);
+    if (!t) return k.err;
+    rc[i] = static_cast<size_t>(recvcounts[i]) * t->size;
+    rd[i] = rtotal;
+    rtotal += rc[i];
+    lays[i].blocks = t->blocks;
+    lays[i].extent = t->extent;
+  }
+  char* sb;
+  if (inplace) {  // the send image is the receive buffer as it is now
+    sc = rc;
+    sd = rd;
+    sb = k.st.temp(rtotal);
+    for (size_t i = 0; i < p; ++i)
+      typePack(lays[i], static_cast<const char*>(recvbuf) + rdispls[i],
+               static_cast<size_t>(recvcounts[i]), sb + rd[i]);
+  } else {
+    std::vector<const Type*> st(p);
+    for (size_t i = 0; i < p; ++i) {
+      if (!k.count(sendcounts[i])) return k.err;
+      st[i] = k.type(sendtypes[i]);
+      if (!st[i]) return k.err;
+      sc[i] = static_cast<size_t>(sendcounts[i]) * st[i]->size;
+      sd[i] = stotal;
+      stotal += sc[i];
+    }
+    sb = k.st.temp(stotal);
+    for (size_t i = 0; i < p; ++i)
+      typePack(*st[i], static_cast<const char*>(sendbuf) + sdispls[i],
+               static_cast<size_t>(sendcounts[i]), sb + sd[i]);
+  }
+  char* rb = k.st.temp(rtotal);
+  std::vector<size_t> counts(recvcounts, recvcounts + p);
+  std::vector<long> at(rdispls, rdispls + p);
+  char* user = static_cast<char*>(recvbuf);
+  k.st.onFinish([lays = std::move(lays), counts = std::move(counts), at = std::move(at), rb, rd,
+                 rc, user](size_t) {
+    for (size_t i = 0; i < lays.size(); ++i)
+      typeUnpack(lays[i], rb + rd[i], rc[i], user + at[i], counts[i]);
+  });
+  const size_t *scp = k.st.array(std::move(sc)), *sdp = k.st.array(std::move(sd));
+  const size_t *rcp = k.st.array(std::move(rc)), *rdp = k.st.array(std::move(rd));
+  rrt_comm_t c = k.c->rc;
+  return k.done(req ? rrt_ialltoallv(sb, scp, sdp, RRT_BYTE, rb, rcp, rdp, RRT_BYTE, c,
+                                     k.reqOut())
+                    : rrt_alltoallv(sb, scp, sdp, RRT_BYTE, rb, rcp, rdp, RRT_BYTE, c));
+}
+
 }  // namespace
 }  // namespace rrt::mpi
 
@@ -602,6 +670,19 @@ int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispl
                    MPI_Request* request) {
   return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                    comm, request, __func__);
+}
+int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+  return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, nullptr, __func__);
+}
+int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request* request) {
+  return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                   recvtypes, comm, request, __func__);
 }
 
 }  // extern "C"

@@ -33,7 +33,10 @@ bool inactive(const Request& r) { return r.rr == RRT_REQUEST_NULL && !r.done; }
 // Ends the active operation of *h with rrt status s: unpacks, frees the staging, and frees the
 // handle (or makes a persistent one inactive).
 void finishOne(MPI_Request* h, Request* r, const rrt_status_t& s) {
-  r->stage.finish(s.bytes);
+  // A receive unpacks the bytes that came; a collective's status carries no byte count, and
+  // its buffers are whole when it completes (before: a non-blocking collective into a
+  // non-contiguous type unpacked nothing, MPICH coll/nonblocking2's Ibcast).
+  r->stage.finish(r->p2p ? s.bytes : static_cast<size_t>(-1));
   r->rr = RRT_REQUEST_NULL;
   r->done = false;
   if (r->kind == ReqKind::Plain) {
