@@ -158,6 +158,18 @@ write('fuzz_tcp_stream', 'put-past-region', bytes([0]) + VALID_HELLO + tcp_put(6
 write('fuzz_tcp_stream', 'am-too-long', bytes([0]) + VALID_HELLO + tcp_header(1 << 20, 1))
 write('fuzz_tcp_stream', 'unknown-kind', bytes([1]) + VALID_HELLO + tcp_header(8, 9))
 write('fuzz_tcp_stream', 'partial-frame', bytes([0]) + VALID_HELLO + tcp_raw(struct.pack('<IBBH', 100, 1, 3, 0) + b'cut'))
+# Two streams asked for (Hello byte 60, `streams`): the connecting transport opens a stripe
+# stream to the harness, which leaves it unanswered (side bit 1 clear), answers it (bit 1) or
+# answers naming a wrong stream (bit 2); the accepting transport waits for a stripe stream that
+# never comes, and a stripe mark of zero bytes passes.
+TWO_STREAMS = bytes([1, 60, 2])
+write('fuzz_tcp_stream', 'connect-stripe-unanswered', bytes([1]) + TWO_STREAMS
+      + tcp_am(1, b'eager') + tcp_am(2, b''))
+write('fuzz_tcp_stream', 'connect-stripe-answered', bytes([3]) + TWO_STREAMS
+      + tcp_put(128, b'p' * 4096) + tcp_am(7, struct.pack('<Q', 1)))
+write('fuzz_tcp_stream', 'connect-stripe-wrong-stream', bytes([7]) + TWO_STREAMS + tcp_am(1, b'x'))
+write('fuzz_tcp_stream', 'accept-two-streams-empty-mark', bytes([0]) + TWO_STREAMS
+      + tcp_header(32, 3) + tcp_raw(bytes(32)) + tcp_am(1, b'after the mark'))
 
 # ---- fuzz_tcp_address: header (magic, version, count, rank, port) + IPv4/prefix entries -------
 def tcp_addr(entries, rank=1, port=0x3930, magic=0x72746370, version=1, count=None):
