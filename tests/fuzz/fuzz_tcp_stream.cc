@@ -18,7 +18,9 @@
 //
 // Input: byte 0 bit 0: 0 accepting side, 1 connecting side; connecting side, bit 1: the
 // harness answers stripe Hellos (with its own Hello naming the stream), else leaves them
-// unanswered; bit 2: the answer names stream 0 (a wrong stream). Byte 1: the Hello: bit 7 set, the
+// unanswered; bit 2: the answer names stream 0 (a wrong stream); bit 3 (with bit 1, not 2): the
+// PUT frames travel on the stripe stream once it is up (readStripe; stripe marks from raw and
+// header operations on stream 0 then wait for them). Byte 1: the Hello: bit 7 set, the
 // next 64 bytes are the Hello as sent; else a valid Hello with (byte 1 & 7) byte edits
 // (offset, value) applied. Then frame operations, one opcode byte each (% 4):
 //   0 AM       id, 16-bit length, that many payload bytes (zeros past the input's end)
@@ -28,7 +30,8 @@
 //   3 header   a FrameHeader with a 32-bit length, kind and id from the input, nothing after it
 // The stream stops growing at 1 MiB. At the hang-up the harness also closes its stripe streams
 // and listener: after a malformed frame at once (a stripe mark may hold stream 0 until the
-// stripes bring their bytes), else once the transport closed stream 0.
+// stripes bring their bytes; or earlier, once the stripe stream's PUT frames are out and
+// stream 0 takes nothing), else once the transport closed stream 0.
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
@@ -177,6 +180,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool connecting = side & 1;
   const bool answerStripes = connecting && (side & 2);
   const bool wrongStream = answerStripes && (side & 4);
+  const bool putsOnStripe = answerStripes && !wrongStream && (side & 8);
 
   State state;
   transport::Context ctx;
@@ -223,10 +227,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t checked = connecting ? 56 : 52;
   const bool helloOk = memcmp(&hello, &want, checked) == 0 && hello.stream == 0 &&
                        hello.streams >= 1 && hello.streams <= kMaxStreams;
+  // Connecting side, a pair of two streams: the transport opens a stripe stream.
+  const bool stripeAsked = connecting && helloOk && hello.streams > 1;
+  std::string stripeStream;  // PUT frames for the stripe stream (putsOnStripe)
 
   std::vector<Delivered> expect;  // AMs of the well-formed frames before the first bad one
   bool wellFormed = true;
-  while (!in.empty() && stream.size() < kMaxStream) {
+  while (!in.empty() && stream.size() + stripeStream.size() < kMaxStream) {
     switch (in.u8() % 4) {
       case 0: {
         const uint8_t id = in.u8();
@@ -253,12 +260,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint16_t len = in.u16();
         h.f = FrameHeader{len, kPut, 0, 0};
         h.addr = base + off;
-        append(&stream, &h, sizeof h);
+        std::string& out = putsOnStripe && stripeAsked ? stripeStream : stream;
+        append(&out, &h, sizeof h);
         size_t got;
         const uint8_t* p = in.bytes(len, &got);
         std::string payload(reinterpret_cast<const char*>(p), got);
         payload.resize(len, '\0');
-        stream += payload;
+        out += payload;
         if (h.cookie != cookie || size_t{off} + len > kRegion) wellFormed = false;
         break;
       }
@@ -325,23 +333,39 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // side, a pair of two streams: the transport opens the stripe stream once it read the Hello;
   // the frames follow once that stream's Hello came (answered: once the transport took the
   // answer, route() saying "+1", or failed the peer), so that they travel with the stripe
-  // stream set up, as they would.
-  const bool stripeAsked = connecting && helloOk && hello.streams > 1;
-  size_t sent = 0;
+  // stream set up, as they would; PUT frames for the stripe stream go at the same time.
+  size_t sent = 0, stripeSent = 0;
   bool closed = false;
   long spin = 0;
-  auto pump = [&](size_t upTo) {
-    while (sent < upTo && !closed) {
+  auto pump = [&](size_t upTo, bool toStripe) {
+    while ((sent < upTo || (toStripe && stripeSent < stripeStream.size())) && !closed) {
       RRT_FUZZ_CHECK(++spin < kMaxSpins);
-      const ssize_t n = send(fd, stream.data() + sent, upTo - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n > 0) sent += static_cast<size_t>(n);
-      else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+      bool blocked = false;  // stream 0 takes nothing now
+      if (sent < upTo) {
+        const ssize_t n = send(fd, stream.data() + sent, upTo - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) sent += static_cast<size_t>(n);
+        else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) closed = true;
+        else blocked = true;
+      }
+      if (toStripe && stripeSent < stripeStream.size()) {
+        const ssize_t n = stripes.empty() ? 0 : send(stripes[0].fd, stripeStream.data() + stripeSent,
+                                                     stripeStream.size() - stripeSent,
+                                                     MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) stripeSent += static_cast<size_t>(n);
+        else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+          stripeSent = stripeStream.size();  // the stripe stream is gone: nothing more goes
+      }
+      // After a malformed frame a stripe mark may hold stream 0 (which then takes nothing) until
+      // the stripe stream brings its bytes or hangs up: it hangs up once they are out and
+      // stream 0 is blocked (else with the hang-up of stream 0).
+      if (toStripe && blocked && !wellFormed && stripeSent == stripeStream.size())
+        closeStripes(&lfd, &stripes);
       tx->progress();
       if (lfd >= 0) serveStripes(lfd, &stripes, stripeReply, wrongStream);
       if (drainSaysClosed(fd)) closed = true;
     }
   };
-  pump(stripeAsked ? sizeof hello : stream.size());
+  pump(stripeAsked ? sizeof hello : stream.size(), false);
   if (stripeAsked) {
     auto stripeUp = [&] {
       const std::string r = tx->route(1);
@@ -354,7 +378,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       serveStripes(lfd, &stripes, stripeReply, wrongStream);
       if (drainSaysClosed(fd)) closed = true;
     }
-    pump(stream.size());
+    pump(stream.size(), true);
   }
   shutdown(fd, SHUT_WR);
   // After a malformed frame a stripe mark may hold stream 0 until the stripe streams bring

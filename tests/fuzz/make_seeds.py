@@ -168,6 +168,11 @@ write('fuzz_tcp_stream', 'connect-stripe-unanswered', bytes([1]) + TWO_STREAMS
 write('fuzz_tcp_stream', 'connect-stripe-answered', bytes([3]) + TWO_STREAMS
       + tcp_put(128, b'p' * 4096) + tcp_am(7, struct.pack('<Q', 1)))
 write('fuzz_tcp_stream', 'connect-stripe-wrong-stream', bytes([7]) + TWO_STREAMS + tcp_am(1, b'x'))
+# Bit 3: the PUT frames travel on the stripe stream; a stripe mark on stream 0 (a raw frame)
+# announces their payload bytes, so the AM after it waits for them.
+write('fuzz_tcp_stream', 'connect-stripe-puts', bytes([11]) + TWO_STREAMS
+      + tcp_put(128, b's' * 5000) + tcp_am(3, b'before the mark') + tcp_header(32, 3)
+      + tcp_raw(struct.pack('<7II', 5000, 0, 0, 0, 0, 0, 0, 0)) + tcp_am(7, b'after the mark'))
 write('fuzz_tcp_stream', 'accept-two-streams-empty-mark', bytes([0]) + TWO_STREAMS
       + tcp_header(32, 3) + tcp_raw(bytes(32)) + tcp_am(1, b'after the mark'))
 

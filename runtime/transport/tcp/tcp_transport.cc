@@ -883,6 +883,9 @@ int TcpTransport::readStripe(Peer& p, uint32_t stream) {
         if (h.f.kind != kPut)
           RRT_ERROR("tcp: rank %d sent a frame of kind %u on stripe stream %u; dropping it",
                     p.rank, h.f.kind, stream);
+        else if (dst)  // a striped put never sends an empty part
+          RRT_ERROR("tcp: rank %d sent an empty put on stripe stream %u; dropping it", p.rank,
+                    stream);
         markDead(p, Status::ErrTransport);
         break;
       }
