@@ -260,14 +260,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         const uint16_t len = in.u16();
         h.f = FrameHeader{len, kPut, 0, 0};
         h.addr = base + off;
-        std::string& out = putsOnStripe && stripeAsked ? stripeStream : stream;
+        const bool onStripe = putsOnStripe && stripeAsked;
+        std::string& out = onStripe ? stripeStream : stream;
         append(&out, &h, sizeof h);
         size_t got;
         const uint8_t* p = in.bytes(len, &got);
         std::string payload(reinterpret_cast<const char*>(p), got);
         payload.resize(len, '\0');
         out += payload;
-        if (h.cookie != cookie || size_t{off} + len > kRegion) wellFormed = false;
+        // A stripe stream refuses an empty put (a striped put never sends an empty part).
+        if (h.cookie != cookie || size_t{off} + len > kRegion || (onStripe && len == 0))
+          wellFormed = false;
         break;
       }
       case 2: {
