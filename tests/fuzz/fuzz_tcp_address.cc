@@ -1,8 +1,9 @@
 // Fuzz target: the tcp transport's connect(blob) with the address blob a peer published through
-// PMIx (runtime/transport/tcp/address.h: header, then IPv4 address/prefix entries). One
+// PMIx (runtime/transport/tcp/address.h: header, then IPv4 and IPv6 address/prefix entries). One
 // transport, rank 0 of a job of two, is made once; every input is offered to connect(1, ...),
 // which must accept only a blob of exactly the size its count says, naming rank 1, with a port
-// and sane prefixes, and must refuse any other rank whatever the blob. connect() only records
+// and well-formed entries (IPv4: prefix up to 32, the 12 bytes after the address zero; IPv6:
+// prefix up to 128), and must refuse any other rank whatever the blob. connect() only records
 // the addresses (the socket opens on first use), so nothing is dialled.
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +45,7 @@ transport::Transport* tcpTransport() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!getenv("RRT_LOG")) log::gLevel = static_cast<log::Level>(-1);  // rejections are expected
+  else log::init();
   transport::Transport* tx = tcpTransport();
   std::unique_ptr<uint8_t[]> blob(new uint8_t[size ? size : 1]);  // exact size for ASan
   if (size) memcpy(blob.get(), data, size);
@@ -58,7 +60,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (uint16_t i = 0; i < h.count; ++i) {
       AddressEntry e;
       memcpy(&e, data + sizeof h + i * sizeof e, sizeof e);
-      RRT_FUZZ_CHECK(e.prefix <= 32);
+      static const uint8_t zero[12] = {};
+      RRT_FUZZ_CHECK((e.family == 4 && e.prefix <= 32 && memcmp(e.addr + 4, zero, 12) == 0) ||
+                     (e.family == 6 && e.prefix <= 128));
     }
   } else {
     RRT_FUZZ_CHECK(st == Status::ErrArg);

@@ -158,20 +158,53 @@ write('fuzz_tcp_stream', 'put-past-region', bytes([0]) + VALID_HELLO + tcp_put(6
 write('fuzz_tcp_stream', 'am-too-long', bytes([0]) + VALID_HELLO + tcp_header(1 << 20, 1))
 write('fuzz_tcp_stream', 'unknown-kind', bytes([1]) + VALID_HELLO + tcp_header(8, 9))
 write('fuzz_tcp_stream', 'partial-frame', bytes([0]) + VALID_HELLO + tcp_raw(struct.pack('<IBBH', 100, 1, 3, 0) + b'cut'))
+# Two streams asked for (Hello byte 60, `streams`): the connecting transport opens a stripe
+# stream to the harness, which leaves it unanswered (side bit 1 clear), answers it (bit 1) or
+# answers naming a wrong stream (bit 2); the accepting transport waits for a stripe stream that
+# never comes, and a stripe mark of zero bytes passes.
+TWO_STREAMS = bytes([1, 60, 2])
+write('fuzz_tcp_stream', 'connect-stripe-unanswered', bytes([1]) + TWO_STREAMS
+      + tcp_am(1, b'eager') + tcp_am(2, b''))
+write('fuzz_tcp_stream', 'connect-stripe-answered', bytes([3]) + TWO_STREAMS
+      + tcp_put(128, b'p' * 4096) + tcp_am(7, struct.pack('<Q', 1)))
+write('fuzz_tcp_stream', 'connect-stripe-wrong-stream', bytes([7]) + TWO_STREAMS + tcp_am(1, b'x'))
+# Bit 3: the PUT frames travel on the stripe stream; a stripe mark on stream 0 (a raw frame)
+# announces their payload bytes, so the AM after it waits for them.
+write('fuzz_tcp_stream', 'connect-stripe-puts', bytes([11]) + TWO_STREAMS
+      + tcp_put(128, b's' * 5000) + tcp_am(3, b'before the mark') + tcp_header(32, 3)
+      + tcp_raw(struct.pack('<7II', 5000, 0, 0, 0, 0, 0, 0, 0)) + tcp_am(7, b'after the mark'))
+write('fuzz_tcp_stream', 'accept-two-streams-empty-mark', bytes([0]) + TWO_STREAMS
+      + tcp_header(32, 3) + tcp_raw(bytes(32)) + tcp_am(1, b'after the mark'))
 
-# ---- fuzz_tcp_address: header (magic, version, count, rank, port) + IPv4/prefix entries -------
-def tcp_addr(entries, rank=1, port=0x3930, magic=0x72746370, version=1, count=None):
+# ---- fuzz_tcp_address: header (magic, version, count, rank, port) + entries (family, prefix,
+# 16 address bytes: IPv4 in the first 4) --------------------------------------------------------
+def v4(ip, prefix):
+    return (4, prefix, struct.pack('<I', ip) + bytes(12))
+
+
+def v6(addr, prefix):
+    return (6, prefix, addr)
+
+
+def tcp_addr(entries, rank=1, port=0x3930, magic=0x72746370, version=2, count=None):
     head = struct.pack('<IHHiHH', magic, version, len(entries) if count is None else count,
                        rank, port, 0)
-    return head + b''.join(struct.pack('<IB3x', ip, prefix) for ip, prefix in entries)
+    return head + b''.join(struct.pack('<BB2x16s', fam, prefix, addr) for fam, prefix, addr in entries)
 
 
-write('fuzz_tcp_address', 'one', tcp_addr([(0x0100007f, 8)]))
-write('fuzz_tcp_address', 'three', tcp_addr([(0x0302010a, 16), (0x09_07_a8c0, 24), (0x0100007f, 8)]))
-write('fuzz_tcp_address', 'count-too-big', tcp_addr([(0x0100007f, 8)], count=2))
-write('fuzz_tcp_address', 'bad-prefix', tcp_addr([(0x0100007f, 33)]))
-write('fuzz_tcp_address', 'wrong-rank', tcp_addr([(0x0100007f, 8)], rank=0))
-write('fuzz_tcp_address', 'no-port', tcp_addr([(0x0100007f, 8)], port=0))
+ULA = bytes([0xfd, 0, 0, 0, 0, 0, 0, 1] + [0] * 7 + [2])
+write('fuzz_tcp_address', 'one', tcp_addr([v4(0x0100007f, 8)]))
+write('fuzz_tcp_address', 'three', tcp_addr([v4(0x0302010a, 16), v4(0x09_07_a8c0, 24), v4(0x0100007f, 8)]))
+write('fuzz_tcp_address', 'count-too-big', tcp_addr([v4(0x0100007f, 8)], count=2))
+write('fuzz_tcp_address', 'bad-prefix', tcp_addr([v4(0x0100007f, 33)]))
+write('fuzz_tcp_address', 'wrong-rank', tcp_addr([v4(0x0100007f, 8)], rank=0))
+write('fuzz_tcp_address', 'no-port', tcp_addr([v4(0x0100007f, 8)], port=0))
+write('fuzz_tcp_address', 'ipv6-and-ipv4', tcp_addr([v6(ULA, 64), v4(0x0100007f, 8)]))
+write('fuzz_tcp_address', 'ipv6-bad-prefix', tcp_addr([v6(ULA, 129)]))
+write('fuzz_tcp_address', 'ipv4-junk-after-address', tcp_addr([(4, 8, struct.pack('<I', 0x0100007f) + bytes(11) + b'x')]))
+write('fuzz_tcp_address', 'unknown-family', tcp_addr([(5, 8, bytes(16))]))
+write('fuzz_tcp_address', 'v1-refused', tcp_addr([v4(0x0100007f, 8)], version=1))
+
 
 # ---- fuzz_verbs_address: the version-1 blob of a job of two ----------------------------------
 def verbs_addr(slots, magic=0x72727662, version=1, lid=0, gid=bytes(16), mtu=5, has_gid=1,

@@ -480,5 +480,52 @@ TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
   ASSERT_TRUE(job.pollUntil([&] { return job.ranks[1].got.size() == 2; }));
 }
 
+// A stripe mark announcing bytes on a stripe stream the peer never opened is malformed: the
+// peer fails and its connection closes (before, stream 0 stalled at the mark for good and the
+// peer's hang-up went unseen: found by fuzz_tcp_stream).
+TEST(TcpStripes, MarkOnUnopenedStripeFailsThePeer) {
+  Job job(2, 2);
+  std::vector<uint8_t> blob;
+  ASSERT_EQ(job.ranks[1].tx->address(&blob), Status::Ok);
+  uint16_t port = 0;
+  std::vector<Endpoint> eps;
+  ASSERT_EQ(parseAddress(blob.data(), blob.size(), 1, &port, &eps), Status::Ok);
+  // Come as rank 0's first connection asking for two streams, and never open the second.
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_storage sa;
+  const socklen_t len = toSockaddr(eps[0], port, &sa);
+  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), len), 0);
+  Hello h{};
+  memcpy(h.magic, kHelloMagic, sizeof h.magic);
+  memset(h.secret, '\x5a', sizeof h.secret);
+  h.rank = 0;
+  h.peer = 1;
+  h.size = 2;
+  h.streams = 2;
+  ASSERT_EQ(send(fd, &h, sizeof h, 0), static_cast<ssize_t>(sizeof h));
+  Hello reply{};
+  size_t got = 0;
+  ASSERT_TRUE(job.pollUntil([&] {
+    const ssize_t n = recv(fd, reinterpret_cast<char*>(&reply) + got, sizeof reply - got,
+                           MSG_DONTWAIT);
+    if (n > 0) got += static_cast<size_t>(n);
+    return got == sizeof reply || n == 0;
+  }));
+  ASSERT_EQ(got, sizeof reply);
+  ASSERT_EQ(reply.verdict, kVerdictAccept);
+  StripeMark m{};
+  m.f.len = sizeof m - sizeof m.f;
+  m.f.kind = kStripeMark;
+  m.bytes[0] = 4096;
+  ASSERT_EQ(send(fd, &m, sizeof m, 0), static_cast<ssize_t>(sizeof m));
+  char c;
+  ASSERT_TRUE(job.pollUntil([&] {
+    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+    return !job.ranks[1].failed.empty() && (n == 0 || (n < 0 && errno != EAGAIN));
+  }));  // failed, and closed without waiting for the hang-up
+  close(fd);
+  EXPECT_EQ(job.ranks[1].failed[0], 0);
+}
+
 }  // namespace
 }  // namespace rrt::transport::tcp

@@ -883,6 +883,9 @@ int TcpTransport::readStripe(Peer& p, uint32_t stream) {
         if (h.f.kind != kPut)
           RRT_ERROR("tcp: rank %d sent a frame of kind %u on stripe stream %u; dropping it",
                     p.rank, h.f.kind, stream);
+        else if (dst)  // a striped put never sends an empty part
+          RRT_ERROR("tcp: rank %d sent an empty put on stripe stream %u; dropping it", p.rank,
+                    stream);
         markDead(p, Status::ErrTransport);
         break;
       }
@@ -1231,11 +1234,15 @@ int TcpTransport::parseFrames(Peer& p) {
       }
       if (avail < sizeof m) break;
       memcpy(&m, p.rx.data() + p.rxHead, sizeof m);
+      // Bytes may only be announced on a stripe stream that was opened: a peer stripes a put
+      // only once its stripes are up, and ours are then at least connecting. A mark naming one
+      // never opened (state None: we accept stripes and the peer never opened it) would stall
+      // stream 0 for good, and with it the hang-up of a peer that is gone.
       bool fits = true;
       for (uint32_t k = 1; k < kMaxStreams; ++k)
-        fits &= m.bytes[k - 1] == 0 || k < p.streams;
+        fits &= m.bytes[k - 1] == 0 || (k < p.streams && p.stripes[k - 1].state != State::None);
       if (!fits) {
-        RRT_ERROR("tcp: rank %d announced data on stripe streams it does not have; dropping "
+        RRT_ERROR("tcp: rank %d announced data on stripe streams it has not opened; dropping "
                   "the connection", p.rank);
         markDead(p, Status::ErrTransport);
         break;
