@@ -318,7 +318,7 @@ void stripedPutsLandBeforeTheFollowingAm(int streams) {
   const std::vector<size_t> sizes = {1,          4095,           100000,      (256 << 10) - 1,
                                      256 << 10,  (256 << 10) + 1, 300001,      (1 << 20) + 4097,
                                      3 << 20,    (3 << 20) + 13,  (8 << 20) - 1, 1 << 22};
-  const size_t kGuard = 64;
+  constexpr size_t kGuard = 64;
   struct Side {
     std::vector<std::vector<uint8_t>> src, dst;
     std::vector<MemHandle*> mh;
@@ -341,7 +341,7 @@ void stripedPutsLandBeforeTheFollowingAm(int streams) {
       s.done[i].fn = &onDone;
     }
     // The receiver checks put i of its peer when the AM numbered i arrives.
-    job.ranks[1 - r].onGot = [&s, &sizes, kGuard](const Got& g) {
+    job.ranks[1 - r].onGot = [&s, &sizes](const Got& g) {
       if (g.id != 2) return;
       uint32_t i;
       memcpy(&i, g.data.data(), sizeof i);
