@@ -428,10 +428,19 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                                     d.type, c));
 }
 
-// alltoallw: every block has its own datatype and a displacement in bytes. The blocks go packed
-// (each t.size bytes per element) at running offsets of one send and one receive buffer, which
-// rrt's alltoallv moves as bytes; received blocks are unpacked into place on completion, with
-// copies of the layouts (the program may free its datatypes before a non-blocking call ends).
+// alltoallw: every block has its own datatype and a displacement in bytes. When every datatype
+// is dense, rrt's alltoallv moves the blocks straight between the user's buffers as bytes (each
+// displacement shifted to its type's first data byte). Otherwise the blocks go packed (t.size
+// bytes per element) at running offsets of one send and one receive buffer, and the received
+// ones are unpacked into place on completion, from copies of the layouts (the program may free
+// its datatypes before a non-blocking call ends).
+bool denseAt(const Type& t, int displ, size_t* at) {
+  const long a = displ + (t.predefined ? 0 : typeDataOffset(t));
+  if (!(t.predefined || typeDense(t)) || a < 0) return false;
+  *at = static_cast<size_t>(a);
+  return true;
+}
+
 int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -443,51 +452,55 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
   if (!recvcounts || !rdispls || !recvtypes ||
       (!inplace && (!sendcounts || !sdispls || !sendtypes)))
     return raise(comm, MPI_ERR_ARG, fn);
-  std::vector<size_t> rc(p), rd(p), sc(p), sd(p);
-  std::vector<Type> lays(p);  // receive layouts: blocks and extent, all unpacking needs
-  size_t rtotal = 0, stotal = 0;
+  std::vector<const Type*> rt(p), st(p);
   for (size_t i = 0; i < p; ++i) {
-    if (!k.count(recvcounts[i])) return k.err;
-    const Type* t = k.type(recvtypes[i]);
-    if (!t) return k.err;
-    rc[i] = static_cast<size_t>(recvcounts[i]) * t->size;
-    rd[i] = rtotal;
-    rtotal += rc[i];
-    lays[i].blocks = t->blocks;
-    lays[i].extent = t->extent;
+    if (!k.count(recvcounts[i]) || !(rt[i] = k.type(recvtypes[i]))) return k.err;
+    if (!inplace && (!k.count(sendcounts[i]) || !(st[i] = k.type(sendtypes[i])))) return k.err;
   }
-  char* sb;
-  if (inplace) {  // the send image is the receive buffer as it is now
-    sc = rc;
-    sd = rd;
-    sb = k.st.temp(rtotal);
-    for (size_t i = 0; i < p; ++i)
-      typePack(lays[i], static_cast<const char*>(recvbuf) + rdispls[i],
-               static_cast<size_t>(recvcounts[i]), sb + rd[i]);
-  } else {
-    std::vector<const Type*> st(p);
+  if (inplace) {  // the receive layout is the send layout
+    st = rt;
+    sendcounts = recvcounts;
+    sdispls = rdispls;
+  }
+  std::vector<size_t> sc(p), sd(p), rc(p), rd(p);
+  bool dense = true;
+  for (size_t i = 0; i < p; ++i) {
+    sc[i] = static_cast<size_t>(sendcounts[i]) * st[i]->size;
+    rc[i] = static_cast<size_t>(recvcounts[i]) * rt[i]->size;
+    dense = dense && denseAt(*st[i], sdispls[i], &sd[i]) && denseAt(*rt[i], rdispls[i], &rd[i]);
+  }
+  const void* sb = inplace ? RRT_IN_PLACE : sendbuf;
+  void* rb = recvbuf;
+  if (!dense) {
+    size_t stotal = 0, rtotal = 0;
     for (size_t i = 0; i < p; ++i) {
-      if (!k.count(sendcounts[i])) return k.err;
-      st[i] = k.type(sendtypes[i]);
-      if (!st[i]) return k.err;
-      sc[i] = static_cast<size_t>(sendcounts[i]) * st[i]->size;
       sd[i] = stotal;
       stotal += sc[i];
+      rd[i] = rtotal;
+      rtotal += rc[i];
     }
-    sb = k.st.temp(stotal);
+    // In place, the send image is the receive buffer as it is now.
+    const char* from = static_cast<const char*>(inplace ? recvbuf : sendbuf);
+    char* packed = k.st.temp(stotal);
     for (size_t i = 0; i < p; ++i)
-      typePack(*st[i], static_cast<const char*>(sendbuf) + sdispls[i],
-               static_cast<size_t>(sendcounts[i]), sb + sd[i]);
+      typePack(*st[i], from + sdispls[i], static_cast<size_t>(sendcounts[i]), packed + sd[i]);
+    sb = packed;
+    char* landing = k.st.temp(rtotal);
+    rb = landing;
+    std::vector<Type> lays(p);  // what unpacking needs of each receive type
+    for (size_t i = 0; i < p; ++i) {
+      lays[i].blocks = rt[i]->blocks;
+      lays[i].extent = rt[i]->extent;
+    }
+    std::vector<size_t> counts(recvcounts, recvcounts + p);
+    std::vector<long> at(rdispls, rdispls + p);
+    char* user = static_cast<char*>(recvbuf);
+    k.st.onFinish([lays = std::move(lays), counts = std::move(counts), at = std::move(at),
+                   landing, rd, rc, user](size_t) {
+      for (size_t i = 0; i < lays.size(); ++i)
+        typeUnpack(lays[i], landing + rd[i], rc[i], user + at[i], counts[i]);
+    });
   }
-  char* rb = k.st.temp(rtotal);
-  std::vector<size_t> counts(recvcounts, recvcounts + p);
-  std::vector<long> at(rdispls, rdispls + p);
-  char* user = static_cast<char*>(recvbuf);
-  k.st.onFinish([lays = std::move(lays), counts = std::move(counts), at = std::move(at), rb, rd,
-                 rc, user](size_t) {
-    for (size_t i = 0; i < lays.size(); ++i)
-      typeUnpack(lays[i], rb + rd[i], rc[i], user + at[i], counts[i]);
-  });
   const size_t *scp = k.st.array(std::move(sc)), *sdp = k.st.array(std::move(sd));
   const size_t *rcp = k.st.array(std::move(rc)), *rdp = k.st.array(std::move(rd));
   rrt_comm_t c = k.c->rc;

@@ -259,6 +259,12 @@ int main(int argc, char **argv) {
     }
     long wsum = 0;
     for (int i = 0; i < 2 * n * p; i++) wsum += rb[i];
+    /* plain ints on both sides: the blocks move straight between the buffers */
+    for (int i = 0; i < p; i++) rc[i] = n, rtp[i] = MPI_INT;
+    for (int i = 0; i < 2 * n * p; i++) rb[i] = -1;
+    MPI_Alltoallw(sb, sc, sd, stp, rb, rc, rd, rtp, comm);
+    for (int i = 0; i < p; i++)
+      for (int k = 0; k < n; k++) CHECK(rb[i * 2 * n + k] == i * 1000 + rank * (rank + 1) / 2 + k);
     int *ib = malloc(sizeof(int) * 2 * p), *twos = malloc(sizeof(int) * p), *bd = malloc(sizeof(int) * p);
     for (int i = 0; i < p; i++) twos[i] = 2, bd[i] = 2 * i * (int)sizeof(int), rtp[i] = MPI_INT;
     for (int i = 0; i < 2 * p; i++) ib[i] = rank * 100 + i;
