@@ -569,6 +569,19 @@ TEST_F(ShmTransportTest, CmaGetPut) {
   }, job);
 }
 
+// A completion that counts its calls and keeps the last status (the split get / put tests).
+struct CountingCompletion : Completion {
+  int fired = 0;
+  Status st = Status::Ok;
+  CountingCompletion() {
+    fn = [](Completion* c, Status s) {
+      auto* d = static_cast<CountingCompletion*>(c);
+      ++d->fired;
+      d->st = s;
+    };
+  }
+};
+
 // RRT_SHM_CMA_SPLIT: a get at or above it asks the owner of the source for the tail. With the
 // owner not polling (phase 1) the reader must take every tail back and finish in the call; with
 // the owner polling (phase 2) each get ends either way (owner wrote the tail: InProgress, then
@@ -588,15 +601,7 @@ TEST_F(ShmTransportTest, CmaSplitGet) {
     rk.sh->word[rank][0] = reinterpret_cast<uint64_t>(exposed.data());
     rk.barrier();
     const uint64_t remote = rk.sh->word[1][0];
-    struct Done : Completion {
-      int fired = 0;
-      Status st = Status::Ok;
-    } done;
-    done.fn = [](Completion* c, Status s) {
-      auto* d = static_cast<Done*>(c);
-      ++d->fired;
-      d->st = s;
-    };
+    CountingCompletion done;
     const size_t lens[] = {16384, 65537, (1u << 20) + 5, kBytes - 1};
     auto check = [&](size_t len, size_t off) {
       for (size_t i = 0; i < len; ++i)
@@ -669,15 +674,7 @@ TEST_F(ShmTransportTest, CmaSplitPut) {
     rk.sh->word[rank][0] = reinterpret_cast<uint64_t>(exposed.data());
     rk.barrier();
     const uint64_t remote = rk.sh->word[1][0];
-    struct Done : Completion {
-      int fired = 0;
-      Status st = Status::Ok;
-    } done;
-    done.fn = [](Completion* c, Status s) {
-      auto* d = static_cast<Done*>(c);
-      ++d->fired;
-      d->st = s;
-    };
+    CountingCompletion done;
     const size_t lens[] = {16384, 65537, (1u << 20) + 5, kBytes - 1};
     // 1: a check failed (CHILD_CHECK returns 1); 2: the owner read the tail; 0: we wrote it.
     auto putAndCheck = [&](size_t len, size_t off, int salt, bool ownerPolls) -> int {

@@ -444,17 +444,14 @@ TEST(TcpStripes, StripeStreamDeathFailsThePeer) {
   job.ranks[1].tx->memDereg(mh);
 }
 
-// A stripe stream's Hello for a pair that has none (the peer runs one stream) is refused.
-TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
-  Job job(2);  // one stream each
+// Connects to rank 1 of job as rank 0's stream `stream` (of two), sending its Hello (the
+// test job's secret): the stripe tests' stand-in for rank 0's transport.
+void connectAsRank0(Job& job, uint32_t stream, int* fdOut) {
   std::vector<uint8_t> blob;
   ASSERT_EQ(job.ranks[1].tx->address(&blob), Status::Ok);
   uint16_t port = 0;
   std::vector<Endpoint> eps;
   ASSERT_EQ(parseAddress(blob.data(), blob.size(), 1, &port, &eps), Status::Ok);
-  // Establish the pair first, then come as rank 0's stream 1.
-  ASSERT_EQ(job.ranks[0].tx->amSend(1, 1, "up", 2, nullptr, 0), Status::Ok);
-  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].got.empty(); }));
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_storage sa;
   const socklen_t len = toSockaddr(eps[0], port, &sa);
@@ -465,9 +462,20 @@ TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
   h.rank = 0;
   h.peer = 1;
   h.size = 2;
-  h.stream = 1;
+  h.stream = stream;
   h.streams = 2;
   ASSERT_EQ(send(fd, &h, sizeof h, 0), static_cast<ssize_t>(sizeof h));
+  *fdOut = fd;
+}
+
+// A stripe stream's Hello for a pair that has none (the peer runs one stream) is refused.
+TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
+  Job job(2);  // one stream each
+  // Establish the pair first, then come as rank 0's stream 1.
+  ASSERT_EQ(job.ranks[0].tx->amSend(1, 1, "up", 2, nullptr, 0), Status::Ok);
+  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].got.empty(); }));
+  int fd = -1;
+  ASSERT_NO_FATAL_FAILURE(connectAsRank0(job, 1, &fd));
   char c;
   ssize_t got = -1;
   ASSERT_TRUE(job.pollUntil([&] {
@@ -485,24 +493,9 @@ TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
 // peer's hang-up went unseen: found by fuzz_tcp_stream).
 TEST(TcpStripes, MarkOnUnopenedStripeFailsThePeer) {
   Job job(2, 2);
-  std::vector<uint8_t> blob;
-  ASSERT_EQ(job.ranks[1].tx->address(&blob), Status::Ok);
-  uint16_t port = 0;
-  std::vector<Endpoint> eps;
-  ASSERT_EQ(parseAddress(blob.data(), blob.size(), 1, &port, &eps), Status::Ok);
   // Come as rank 0's first connection asking for two streams, and never open the second.
-  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_storage sa;
-  const socklen_t len = toSockaddr(eps[0], port, &sa);
-  ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), len), 0);
-  Hello h{};
-  memcpy(h.magic, kHelloMagic, sizeof h.magic);
-  memset(h.secret, '\x5a', sizeof h.secret);
-  h.rank = 0;
-  h.peer = 1;
-  h.size = 2;
-  h.streams = 2;
-  ASSERT_EQ(send(fd, &h, sizeof h, 0), static_cast<ssize_t>(sizeof h));
+  int fd = -1;
+  ASSERT_NO_FATAL_FAILURE(connectAsRank0(job, 0, &fd));
   Hello reply{};
   size_t got = 0;
   ASSERT_TRUE(job.pollUntil([&] {
