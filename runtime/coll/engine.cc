@@ -119,6 +119,8 @@ std::vector<uint32_t> commNodeIds(const proto::Comm& comm) {
 const P2p& p2p() { return gP2p; }
 size_t activeCount() { return gActive.size(); }
 
+namespace {
+
 // True when every rank of the communicator can tell from its own arguments that no rank moves a
 // byte (MPI makes the counts agree): then the collective has nothing to wait for, and returns at
 // once as Open MPI's and MPICH's do, instead of exchanging empty messages (IMB's 0-byte rows:
@@ -144,14 +146,22 @@ bool movesNothing(const CollArgs& a) {
   }
 }
 
+// The user's request of a collective on comm (holding comm until it is released).
+core::Request* newCollRequest(proto::Comm& comm) {
+  core::Request* req = core::requestAlloc(core::ReqKind::Coll);
+  req->comm = &comm;
+  proto::commHold(comm, req);
+  req->status.source = RRT_ANY_SOURCE;
+  req->status.tag = RRT_ANY_TAG;
+  return req;
+}
+
+}  // namespace
+
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   if (!gP2p.isend) return Status::ErrInternal;
   if (movesNothing(args)) {
-    core::Request* req = core::requestAlloc(core::ReqKind::Coll);
-    req->comm = &comm;
-    proto::commHold(comm, req);
-    req->status.source = RRT_ANY_SOURCE;
-    req->status.tag = RRT_ANY_TAG;
+    core::Request* req = newCollRequest(comm);
     ++comm.collSeq;  // every rank skips it alike: the sequence stays in step either way
     core::requestComplete(req, Status::Ok);
     *out = req;
@@ -162,12 +172,8 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)
   if (__builtin_expect(gpu::enabled(), 0) && !runsOnDevice(comm, args))
     RRT_TRY(stageDeviceBuffers(comm, args, &stage));
-  core::Request* req = core::requestAlloc(core::ReqKind::Coll);
-  req->comm = &comm;
-  proto::commHold(comm, req);
+  core::Request* req = newCollRequest(comm);
   req->gpuStage = stage;
-  req->status.source = RRT_ANY_SOURCE;
-  req->status.tag = RRT_ANY_TAG;
   const uint32_t seq = comm.collSeq++;
   Task* t = nullptr;
   try {
