@@ -30,6 +30,13 @@ int reap(rrt_request_t* handle, rrt_status_t* status) {
   return err;
 }
 
+// reap, then the C code with the request's communicator's error handler, read first: the
+// release may delete a communicator freed while the request ran.
+int reapFinish(const char* fn, rrt_request_t* handle, rrt_status_t* status) {
+  const rrt_errhandler_t eh = api::errhandlerOf((*handle)->comm);
+  return api::finishWith(fn, eh, static_cast<Status>(reap(handle, status)));
+}
+
 }  // namespace
 
 extern "C" {
@@ -45,8 +52,7 @@ int rrt_wait(rrt_request_t* request, rrt_status_t* status) {
   Request* r = *request;
   const proto::Comm* c = r->comm;
   if (!r->complete) RRT_API_CHECK(fn, c, core::waitFor([r] { return r->complete; }));
-  const rrt_errhandler_t eh = api::errhandlerOf(c);  // before reap: it may delete c
-  return api::finishWith(fn, eh, static_cast<Status>(reap(request, status)));
+  return reapFinish(fn, request, status);
 }
 
 int rrt_test(rrt_request_t* request, int* flag, rrt_status_t* status) {
@@ -62,8 +68,7 @@ int rrt_test(rrt_request_t* request, int* flag, rrt_status_t* status) {
   if (!r->complete) core::progress();
   *flag = r->complete;
   if (!r->complete) return RRT_SUCCESS;
-  const rrt_errhandler_t eh = api::errhandlerOf(r->comm);  // before reap: it may delete the comm
-  return api::finishWith(fn, eh, static_cast<Status>(reap(request, status)));
+  return reapFinish(fn, request, status);
 }
 
 int rrt_waitall(size_t count, rrt_request_t* requests, rrt_status_t* statuses) {
@@ -124,8 +129,7 @@ int rrt_testany(size_t count, rrt_request_t* requests, int* index, int* flag,
     if (requests[i]->complete) {
       *index = static_cast<int>(i);
       *flag = 1;
-      const rrt_errhandler_t eh = api::errhandlerOf(requests[i]->comm);  // reap may free it
-      return api::finishWith(fn, eh, static_cast<Status>(reap(&requests[i], status)));
+      return reapFinish(fn, &requests[i], status);
     }
   }
   *flag = anyActive ? 0 : 1;
