@@ -188,6 +188,11 @@ int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t *newcomm);
 /* Collective over comm; color RRT_UNDEFINED gives RRT_COMM_NULL. */
 int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t *newcomm);
 int rrt_comm_free(rrt_comm_t *comm);
+/* Collective over comm: splits it into the ranks that can share memory (one communicator per
+ * node, as the launcher's PMIx node map says), ordered by key, then rank. type
+ * RRT_COMM_TYPE_SHARED, or RRT_UNDEFINED (this rank gets RRT_COMM_NULL). */
+#define RRT_COMM_TYPE_SHARED 1
+int rrt_comm_split_type(rrt_comm_t comm, int type, int key, rrt_comm_t *newcomm);
 /* Collective over the n listed ranks of comm only (ranks[i] becomes rank i; the caller is one of
  * them); tag (>= 0) keeps concurrent creations over overlapping ranks apart. */
 int rrt_comm_create_group(rrt_comm_t comm, int n, const int *ranks, int tag, rrt_comm_t *newcomm);
@@ -362,6 +367,17 @@ typedef int rrt_win_t;
 int rrt_win_create(void *base, size_t size, int disp_unit, rrt_comm_t comm, rrt_win_t *win);
 /* Collective: rrt allocates size bytes (64-byte aligned, freed by rrt_win_free). */
 int rrt_win_allocate(size_t size, int disp_unit, rrt_comm_t comm, void *baseptr, rrt_win_t *win);
+/* Collective over comm, whose ranks must all be on one node (see rrt_comm_split_type): one
+ * shared-memory segment holds every rank's size bytes, back to back in rank order, and every rank
+ * maps all of it; *baseptr is this rank's part. Loads and stores reach other ranks' parts
+ * directly (rrt_win_shared_query); the window takes put / get / accumulate like any other.
+ * RRT_ERR_COMM when comm spans several nodes. */
+int rrt_win_allocate_shared(size_t size, int disp_unit, rrt_comm_t comm, void *baseptr,
+                            rrt_win_t *win);
+/* A window from rrt_win_allocate_shared: the size, disp_unit and this process's address
+ * (*(void **)baseptr; NULL for an empty part) of rank's part; rank RRT_PROC_NULL gives the first
+ * non-empty part (the segment's start when all are empty). RRT_ERR_ARG for other windows. */
+int rrt_win_shared_query(rrt_win_t win, int rank, size_t *size, int *disp_unit, void *baseptr);
 /* Collective: a window without memory; each rank attaches regions (target_disp = address). */
 int rrt_win_create_dynamic(rrt_comm_t comm, rrt_win_t *win);
 int rrt_win_attach(rrt_win_t win, void *base, size_t size);

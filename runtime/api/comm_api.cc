@@ -5,6 +5,7 @@
 #include "runtime/api/api_check.h"
 #include "runtime/core/datatype.h"
 #include "runtime/proto/comm.h"
+#include "runtime/proto/engine.h"
 
 using namespace rrt;
 
@@ -119,6 +120,27 @@ int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t* newcomm) {
   }
   proto::Comm* n = nullptr;
   RRT_API_CHECK("rrt_comm_split", c, proto::commSplit(*c, color, key, &n));
+  *newcomm = n ? n->handle : RRT_COMM_NULL;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_split_type(rrt_comm_t comm, int type, int key, rrt_comm_t* newcomm) {
+  const char* fn = "rrt_comm_split_type";
+  ENTER_COMM(fn, comm);
+  RRT_API_CHECK(fn, c, checkIntra(fn, *c));
+  if (!newcomm) RRT_API_FAIL(fn, c, Status::ErrArg);
+  if (type != RRT_COMM_TYPE_SHARED && type != RRT_UNDEFINED) {
+    RRT_WARN("%s: unknown type %d (RRT_COMM_TYPE_SHARED or RRT_UNDEFINED)", fn, type);
+    RRT_API_FAIL(fn, c, Status::ErrArg);
+  }
+  // The node id is the color: ranks of one node (per PMIx, never per host name) share memory.
+  const auto& nodeOf = proto::engine().job().nodeOf;
+  const int me = c->worldRank(c->rank);
+  int color = RRT_UNDEFINED;
+  if (type == RRT_COMM_TYPE_SHARED)
+    color = nodeOf.empty() ? 0 : static_cast<int>(nodeOf[static_cast<size_t>(me)] & 0x3fffffff);
+  proto::Comm* n = nullptr;
+  RRT_API_CHECK(fn, c, proto::commSplit(*c, color, key, &n));
   *newcomm = n ? n->handle : RRT_COMM_NULL;
   return RRT_SUCCESS;
 }

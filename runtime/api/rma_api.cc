@@ -135,6 +135,30 @@ int rrt_win_allocate(size_t size, int disp_unit, rrt_comm_t comm, void* baseptr,
   return RRT_SUCCESS;
 }
 
+int rrt_win_allocate_shared(size_t size, int disp_unit, rrt_comm_t comm, void* baseptr,
+                            rrt_win_t* win) {
+  const char* fn = "rrt_win_allocate_shared";
+  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
+  proto::Comm* c = api::checkComm(fn, comm);
+  if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm);
+  if (!win || !baseptr || disp_unit <= 0 || c->inter) RRT_API_FAIL(fn, c, Status::ErrArg);
+  rma::Window* w;
+  RRT_API_CHECK(fn, c, rma::createShared(*c, size, disp_unit, &w));
+  *static_cast<void**>(baseptr) = w->base;
+  *win = w->handle;
+  return RRT_SUCCESS;
+}
+
+int rrt_win_shared_query(rrt_win_t win, int rank, size_t* size, int* disp_unit, void* baseptr) {
+  WIN_OR_FAIL("rrt_win_shared_query", w, win);
+  if (!size || !disp_unit || !baseptr) RRT_API_FAIL("rrt_win_shared_query", w->comm, Status::ErrArg);
+  void* base = nullptr;
+  RRT_API_CHECK("rrt_win_shared_query", w->comm,
+                rma::sharedQuery(*w, rank, size, disp_unit, &base));
+  *static_cast<void**>(baseptr) = base;
+  return RRT_SUCCESS;
+}
+
 int rrt_win_create_dynamic(rrt_comm_t comm, rrt_win_t* win) {
   const char* fn = "rrt_win_create_dynamic";
   RRT_API_CHECK(fn, nullptr, api::checkActive(fn));

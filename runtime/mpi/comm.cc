@@ -228,29 +228,19 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   return commWrap(rc, *commGet(comm), newcomm);
 }
 
-// Processes on one host share memory: the color is the lowest rank with the same host name.
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm) {
+// Processes on one node (per the launcher's PMIx node map) share memory.
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
+  if (!newcomm) return raise(comm, MPI_ERR_ARG, __func__);
+  if (c->inter) return raise(comm, MPI_ERR_COMM, __func__);
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
     return raise(comm, MPI_ERR_ARG, __func__);
-  constexpr size_t kLen = MPI_MAX_PROCESSOR_NAME;
-  std::vector<char> names(kLen * static_cast<size_t>(c->size), 0);
-  char mine[kLen] = {0};
-  rrt_get_processor_name(mine, kLen);
-  if (int e = check(comm, rrt_allgather(mine, kLen, RRT_BYTE, names.data(), kLen, RRT_BYTE, c->rc),
-                    __func__))
-    return e;
-  int color = MPI_UNDEFINED;
-  if (split_type == MPI_COMM_TYPE_SHARED) {
-    for (int r = 0; r < c->size; ++r)
-      if (std::strncmp(&names[kLen * r], mine, kLen) == 0) {
-        color = r;
-        break;
-      }
-  }
-  return MPI_Comm_split(comm, color, key, newcomm);
+  rrt_comm_t rc;
+  const int type = split_type == MPI_COMM_TYPE_SHARED ? RRT_COMM_TYPE_SHARED : RRT_UNDEFINED;
+  if (int e = check(comm, rrt_comm_split_type(c->rc, type, key, &rc), __func__)) return e;
+  return commWrap(rc, *commGet(comm), newcomm);
 }
 
 // Members of group get a communicator in group order. Disjoint groups on different processes

@@ -108,6 +108,9 @@ int createCommon(MPI_Comm comm, int dispUnit, int flavor, void* base, MPI_Aint s
   } else if (flavor == MPI_WIN_FLAVOR_ALLOCATE) {
     rc = rrt_win_allocate(static_cast<size_t>(size), 1, c->rc, &w.base, &w.rw);
     if (rc == RRT_SUCCESS) *static_cast<void**>(base) = w.base;
+  } else if (flavor == MPI_WIN_FLAVOR_SHARED) {
+    rc = rrt_win_allocate_shared(static_cast<size_t>(size), 1, c->rc, &w.base, &w.rw);
+    if (rc == RRT_SUCCESS) *static_cast<void**>(base) = w.base;
   } else {
     rc = rrt_win_create_dynamic(c->rc, &w.rw);
     w.base = MPI_BOTTOM;
@@ -325,6 +328,44 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void
                      MPI_Win* win) {
   if (!baseptr) return raise(comm, MPI_ERR_ARG, __func__);
   return createCommon(comm, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, baseptr, size, win, __func__);
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr,
+                            MPI_Win* win) {
+  if (!baseptr) return raise(comm, MPI_ERR_ARG, __func__);
+  return createCommon(comm, disp_unit, MPI_WIN_FLAVOR_SHARED, baseptr, size, win, __func__);
+}
+
+// rrt's windows have disp_unit 1 (this layer scales displacements itself): the unit returned is
+// the MPI one of the rank whose part it is.
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  GET_WIN(w, win);
+  if (!size || !disp_unit || !baseptr) return raiseWin(win, w, MPI_ERR_ARG, __func__);
+  if (w->flavor != MPI_WIN_FLAVOR_SHARED) return raiseWin(win, w, MPI_ERR_RMA_FLAVOR, __func__);
+  if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
+    return raiseWin(win, w, MPI_ERR_RANK, __func__);
+  size_t bytes = 0;
+  int unit = 1, found = 0;
+  int rc = RRT_SUCCESS;
+  if (rank != MPI_PROC_NULL) {
+    rc = rrt_win_shared_query(w->rw, rank, &bytes, &unit, baseptr);
+  } else {  // the first non-empty part; rank 0's when all are empty
+    for (rank = w->size - 1; rank >= 0 && rc == RRT_SUCCESS; --rank) {
+      size_t qb = 0;
+      void* qp = nullptr;
+      rc = rrt_win_shared_query(w->rw, rank, &qb, &unit, &qp);
+      if (qb > 0 || (rank == 0 && bytes == 0)) {  // walking down: the last hit is the first
+        bytes = qb;
+        *static_cast<void**>(baseptr) = qp;
+        found = rank;
+      }
+    }
+    rank = found;
+  }
+  if (rc != RRT_SUCCESS) return checkWin(win, w, rc, __func__);
+  *size = static_cast<MPI_Aint>(bytes);
+  *disp_unit = w->units[static_cast<size_t>(rank)];
+  return MPI_SUCCESS;
 }
 
 int MPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {

@@ -100,7 +100,7 @@ Status create(proto::Comm& parent, Kind kind, void* base, size_t size, int dispU
     }
     w->owned = std::unique_ptr<char[], void (*)(char*)>(static_cast<char*>(p), freeAligned);
     w->base = static_cast<char*>(p);
-  } else if (kind == Kind::Create) {
+  } else if (kind == Kind::Create || kind == Kind::Shared) {
     w->base = static_cast<char*>(base);
   }
   const size_t n = static_cast<size_t>(dup->size);

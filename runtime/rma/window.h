@@ -31,6 +31,9 @@
 //   else (smaller ops, accumulates, dynamic windows, out-of-range accesses, transports without
 //   put / get, a transport that declines the first chunk) takes the ordinary path.
 //
+//   Shared windows (shared.cc): the memory of every rank of one node is one segment that all of
+//   them map, each rank's part back to back; otherwise they are ordinary windows over the part.
+//
 //   Ownership: windows live in a table by handle until free(). Threading: single-threaded, like
 //   the rest of rrt.
 #pragma once
@@ -51,7 +54,7 @@
 
 namespace rrt::rma {
 
-enum class Kind : uint8_t { Create, Allocate, Dynamic };
+enum class Kind : uint8_t { Create, Allocate, Dynamic, Shared };
 
 struct Window;
 
@@ -110,6 +113,19 @@ struct Region {
   size_t len;
 };
 
+// A shared window's node-wide segment (shared.cc): every rank's part back to back in rank
+// order, mapped by every rank of the window. Unmapped with the window.
+struct SharedMapping {
+  char* base = nullptr;
+  size_t bytes = 0;
+  std::vector<size_t> offs, sizes;  // per rank of the window
+  std::vector<int> dispUnits;
+  SharedMapping() = default;
+  SharedMapping(const SharedMapping&) = delete;
+  SharedMapping& operator=(const SharedMapping&) = delete;
+  ~SharedMapping();
+};
+
 struct Window {
   rrt_win_t handle = RRT_WIN_NULL;
   proto::Comm* comm = nullptr;  // private duplicate
@@ -119,6 +135,7 @@ struct Window {
   int dispUnit = 1;
   std::unique_ptr<char[], void (*)(char*)> owned{nullptr, nullptr};  // Allocate's memory
   std::vector<Region> regions;  // Dynamic: attached memory
+  SharedMapping shared;         // Shared: the node's segment
 
   // ---- origin side ----
   uint32_t nextId = 1;
@@ -189,6 +206,12 @@ Window* lookup(rrt_win_t handle);
 const std::vector<Window*>& windows();  // by handle; nullptr where freed
 // Collective over parent. base / size / dispUnit per kind (Allocate: base ignored, allocated).
 Status create(proto::Comm& parent, Kind kind, void* base, size_t size, int dispUnit, Window** out);
+// Collective over parent, whose ranks must all be on this node: one shared segment holds every
+// rank's size bytes, back to back in rank order (shared.cc).
+Status createShared(proto::Comm& parent, size_t size, int dispUnit, Window** out);
+// A shared window's part of rank (RRT_PROC_NULL: the first rank with a non-empty part) as this
+// process maps it.
+Status sharedQuery(const Window& w, int rank, size_t* size, int* dispUnit, void** base);
 Status attach(Window& w, void* base, size_t size);
 Status detach(Window& w, const void* base);
 Status free(Window* w);

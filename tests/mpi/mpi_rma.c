@@ -1,4 +1,4 @@
-/* One-sided communication (MPI-3 RMA): every window flavour (create, allocate, dynamic) with
+/* One-sided communication (MPI-3 RMA): every window flavour (create, allocate, dynamic, shared) with
  * every synchronization mode (fence, lock/unlock shared and exclusive, lock_all + flush /
  * flush_local, post/start/complete/wait), put / get / accumulate / get_accumulate /
  * fetch_and_op / compare_and_swap at sizes from one byte to 4 MiB (eager, the inline-header
@@ -19,8 +19,8 @@ static unsigned char pat(int who, int size, long i) {
   return (unsigned char)(who * 31 + size * 7 + i * 13 + (i >> 8));
 }
 
-enum { CREATE, ALLOCATE, DYNAMIC };
-static const char *flavname[] = {"create", "allocate", "dynamic"};
+enum { CREATE, ALLOCATE, DYNAMIC, SHARED };
+static const char *flavname[] = {"create", "allocate", "dynamic", "shared"};
 
 /* A window of bytes bytes per rank; *mem is the local memory, disp0[r] the displacement that
  * addresses rank r's first byte (0, or its address for dynamic windows). */
@@ -31,6 +31,8 @@ static MPI_Win make_win(int flav, MPI_Aint bytes, unsigned char **mem, MPI_Aint 
     MPI_Win_create(*mem, bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   } else if (flav == ALLOCATE) {
     MPI_Win_allocate(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, mem, &win);
+  } else if (flav == SHARED) {  /* the tests run all ranks on one node */
+    MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, MPI_COMM_WORLD, mem, &win);
   } else {
     MPI_Alloc_mem(bytes, MPI_INFO_NULL, mem);
     MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -45,7 +47,7 @@ static MPI_Win make_win(int flav, MPI_Aint bytes, unsigned char **mem, MPI_Aint 
 static void free_win(int flav, MPI_Win *win, unsigned char *mem) {
   if (flav == DYNAMIC) MPI_Win_detach(*win, mem);
   MPI_Win_free(win);
-  if (flav != ALLOCATE) MPI_Free_mem(mem);
+  if (flav != ALLOCATE && flav != SHARED) MPI_Free_mem(mem);
 }
 
 static int check_bytes(const unsigned char *p, int who, int size, long n) {
@@ -403,15 +405,60 @@ static void test_range(void) {
 }
 #endif
 
+/* A shared window over the node's ranks (MPI_Comm_split_type): parts of different sizes (odd
+ * ranks empty) back to back in rank order, each rank's stores seen by every other's loads
+ * through MPI_Win_shared_query after MPI_Win_sync + barrier, and its attributes. */
+static void test_shared_loadstore(void) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  int me, n;
+  MPI_Comm_rank(node, &me);
+  MPI_Comm_size(node, &n);
+  CHECK(n == nprocs);
+  const int count = 1000;
+  int *mine;
+  MPI_Win win;
+  MPI_Win_allocate_shared(me % 2 ? 0 : (MPI_Aint)((count + me) * sizeof(int)), sizeof(int),
+                          MPI_INFO_NULL, node, &mine, &win);
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, win);
+  for (int i = 0; i < (me % 2 ? 0 : count + me); ++i) mine[i] = me * 100000 + i;
+  MPI_Win_sync(win);
+  MPI_Barrier(node);
+  MPI_Win_sync(win);
+  int *next = NULL;
+  for (int r = 0; r < n; ++r) {
+    MPI_Aint size;
+    int unit;
+    int *base;
+    MPI_Win_shared_query(win, r, &size, &unit, &base);
+    CHECK(unit == (int)sizeof(int));
+    CHECK(size == (MPI_Aint)(r % 2 ? 0 : (count + r) * sizeof(int)));
+    if (size == 0) continue;
+    CHECK(next == NULL || base == next);
+    next = base + size / (MPI_Aint)sizeof(int);
+    int bad = 0;
+    for (int i = 0; i < count + r; ++i) bad += base[i] != r * 100000 + i;
+    CHECK(bad == 0);
+  }
+  MPI_Win_unlock_all(win);
+  int *flavor, flag;
+  MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+  CHECK(flag && *flavor == MPI_WIN_FLAVOR_SHARED);
+  MPI_Win_free(&win);
+  MPI_Comm_free(&node);
+  say("shared window loads and stores: done");
+}
+
 int main(int argc, char **argv) {
   mt_init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &nprocs);
-  for (int f = CREATE; f <= DYNAMIC; ++f) {
+  for (int f = CREATE; f <= SHARED; ++f) {
     test_fence(f);
     test_atomics(f);
     test_pscw_and_requests(f);
   }
+  test_shared_loadstore();
   test_acc_order();
   test_derived();
 #ifdef RRT_MPI

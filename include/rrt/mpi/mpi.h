@@ -4,9 +4,9 @@
  *
  * This is rrt's own MPI subset, not an ABI clone: programs are source-compatible, not
  * binary-compatible with Open MPI or MPICH. What is declared here is implemented; anything
- * absent (shared-memory windows, MPI-IO, dynamic processes, collectives on intercommunicators, matched
- * probe, MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run
- * time with a silent success.
+ * absent (MPI-IO, dynamic processes, collectives on intercommunicators, matched probe,
+ * MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run time
+ * with a silent success.
  *
  * Handles are ints that carry their kind in the high bits, so a handle of the wrong kind is
  * reported (MPI_ERR_COMM, MPI_ERR_TYPE...) instead of crashing. Threading: at most
@@ -545,10 +545,12 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
                 MPI_Comm comm, MPI_Request *request);
 
 /* ---- one-sided communication (MPI-3 RMA) --------------------------------------------------------
- * Windows from MPI_Win_create, MPI_Win_allocate and MPI_Win_create_dynamic (+ attach / detach);
+ * Windows from MPI_Win_create, MPI_Win_allocate, MPI_Win_allocate_shared (+ MPI_Win_shared_query:
+ * the ranks of one node load and store each other's parts directly) and MPI_Win_create_dynamic
+ * (+ attach / detach);
  * put, get, accumulate, get_accumulate, fetch_and_op, compare_and_swap and their request
  * forms; fence, lock / unlock (+ _all), flush (+ _local, _all), post / start / complete /
- * wait / test. Shared-memory windows (MPI_Win_allocate_shared) are not provided.
+ * wait / test.
  * Progress: a target services operations while it is inside any MPI call (as MPICH and Open MPI
  * do without an asynchronous progress thread). Target datatypes may be derived (one operation
  * per contiguous block); accumulates need datatypes of one predefined element type. Window
@@ -569,6 +571,7 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 #define MPI_WIN_FLAVOR_CREATE 1
 #define MPI_WIN_FLAVOR_ALLOCATE 2
 #define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
 #define MPI_WIN_SEPARATE 1
 #define MPI_WIN_UNIFIED 2
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *code, ...);
@@ -578,6 +581,9 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win *win);
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win);
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
 int MPI_Win_detach(MPI_Win win, const void *base);
