@@ -185,6 +185,10 @@ int rrt_get_processor_name(char *name, size_t len);
 int rrt_comm_rank(rrt_comm_t comm, int *rank);
 int rrt_comm_size(rrt_comm_t comm, int *size);
 int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t *newcomm);
+/* Non-blocking rrt_comm_dup, a collective of comm (started in the same order as comm's other
+ * collectives): *newcomm is set when the request completes (it must stay valid until then) and
+ * may be used only after that. Any number may be pending, with other communicator creations. */
+int rrt_comm_idup(rrt_comm_t comm, rrt_comm_t *newcomm, rrt_request_t *request);
 /* Collective over comm; color RRT_UNDEFINED gives RRT_COMM_NULL. */
 int rrt_comm_split(rrt_comm_t comm, int color, int key, rrt_comm_t *newcomm);
 int rrt_comm_free(rrt_comm_t *comm);

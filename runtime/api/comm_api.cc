@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "runtime/api/api_check.h"
+#include "runtime/coll/ctx_agree.h"
 #include "runtime/core/datatype.h"
 #include "runtime/proto/comm.h"
 #include "runtime/proto/engine.h"
@@ -107,6 +108,18 @@ int rrt_comm_dup(rrt_comm_t comm, rrt_comm_t* newcomm) {
   proto::Comm* n = nullptr;
   RRT_API_CHECK("rrt_comm_dup", c, proto::commDup(*c, &n));
   *newcomm = n->handle;
+  return RRT_SUCCESS;
+}
+
+int rrt_comm_idup(rrt_comm_t comm, rrt_comm_t* newcomm, rrt_request_t* request) {
+  const char* fn = "rrt_comm_idup";
+  ENTER_COMM(fn, comm);
+  RRT_API_CHECK(fn, c, checkIntra(fn, *c));
+  if (!newcomm || !request) RRT_API_FAIL(fn, c, Status::ErrArg);
+  *newcomm = RRT_COMM_NULL;
+  core::Request* r = nullptr;
+  RRT_API_CHECK(fn, c, coll::startCommIdup(*c, newcomm, &r));
+  *request = r;
   return RRT_SUCCESS;
 }
 

@@ -172,28 +172,31 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)
   if (__builtin_expect(gpu::enabled(), 0) && !runsOnDevice(comm, args))
     RRT_TRY(stageDeviceBuffers(comm, args, &stage));
-  core::Request* req = newCollRequest(comm);
-  req->gpuStage = stage;
   const uint32_t seq = comm.collSeq++;
   Task* t = nullptr;
   try {
     t = algo->create(comm, std::move(args));
   } catch (const std::bad_alloc&) {
     (void)unstageDeviceBuffers(stage, Status::ErrNoMemory);
-    core::requestRelease(req);
     return Status::ErrNoMemory;
   }
-  t->tag_ = collTag(seq);
+  RRT_TRACE("coll: %s %s seq %u on comm %d", kindName(algo->kind), algo->name, seq, comm.handle);
+  launch(comm, t, collTag(seq), out, stage);
+  return Status::Ok;
+}
+
+void launch(proto::Comm& comm, Task* t, int tag, core::Request** out, void* gpuStage) {
+  core::Request* req = newCollRequest(comm);
+  req->gpuStage = gpuStage;
+  t->tag_ = tag;
   t->userReq_ = req;
   req->collTask = t;
-  RRT_TRACE("coll: %s %s seq %u on comm %d", kindName(algo->kind), algo->name, seq, comm.handle);
   if (!gPollerAdded) {
     core::addPoller(pollTasks, nullptr);
     gPollerAdded = true;
   }
   *out = req;
   if (!step(t)) gActive.push_back(t);
-  return Status::Ok;
 }
 
 Status run(proto::Comm& comm, CollArgs&& args) {

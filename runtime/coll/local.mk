@@ -10,7 +10,7 @@ librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) $(VECT_FLAGS)
 librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \
-	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc \
+	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc runtime/coll/ctx_agree.h runtime/coll/ctx_agree.cc \
 	runtime/coll/scratch_cache.h runtime/coll/scratch_cache.cc \
 	runtime/coll/op.h runtime/coll/op.cc \
 	runtime/coll/patterns.h runtime/coll/blocks.h \

@@ -148,4 +148,9 @@ class Task {
 
 using TaskFactory = Task* (*)(proto::Comm& comm, CollArgs&& args);
 
+// Starts t on comm with messages tagged tag (collectives: collTag of the communicator's
+// sequence; other users a tag of their own) and hands back the user's request, completed when
+// t finishes. gpuStage: host mirrors of device buffers (device_stage.h), or nullptr.
+void launch(proto::Comm& comm, Task* t, int tag, core::Request** out, void* gpuStage = nullptr);
+
 }  // namespace rrt::coll

@@ -5,6 +5,7 @@
 // and an intracommunicator over both groups (union) for merge and dup.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "runtime/mpi/state.h"
 
@@ -208,6 +209,54 @@ int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
     return raise(comm, e, __func__);
   }
   return MPI_SUCCESS;
+}
+
+// The duplicate is made by rrt_comm_idup (of the union communicator for an intercommunicator);
+// what MPI_Comm_dup does after that (the MPI handle, topology, hints, attribute copies; the
+// intercommunicator's own creation over the union) runs when the request completes, in the
+// MPI_Wait / MPI_Test that sees it. The parent's state is taken now: it may be freed meanwhile.
+namespace {
+int idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, const MPI_Info* info,
+         const char* fn) {
+  int err;
+  Comm* c = commCheck(comm, fn, &err);
+  if (!c) return err;
+  if (!newcomm || !request) return raise(comm, MPI_ERR_ARG, fn);
+  auto rc = std::make_shared<rrt_comm_t>(RRT_COMM_NULL);
+  rrt_request_t rr;
+  if (int e = check(comm, rrt_comm_idup(c->inter ? c->unionRc : c->rc, rc.get(), &rr), fn))
+    return e;
+  *newcomm = MPI_COMM_NULL;
+  Stage st;
+  auto hints = info ? (*info == MPI_INFO_NULL ? decltype(Comm::hints){} : *infoGet(*info)) : c->hints;
+  st.onFinish([rc, newcomm, comm, parent = *c, hints](size_t) mutable {
+    if (*rc == RRT_COMM_NULL) return;  // the agreement failed: the request carries the error
+    if (parent.inter) {
+      interWrap(*rc, parent.localFirst, parent.worldRanks, parent.remoteWorldRanks, parent, comm,
+                newcomm, "MPI_Comm_idup");
+    } else {
+      commWrap(*rc, parent, newcomm);
+    }
+    Comm* n = commGet(*newcomm);
+    if (!n) return;
+    n->topo = parent.topo;
+    n->hints = hints;
+    // A failing attribute copy callback cannot fail a completed request: the attribute is left out.
+    (void)attrCopyAll(comm, parent, *n);
+  });
+  *request = requestMake(rr, comm, std::move(st), false);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+  return idup(comm, newcomm, request, nullptr, __func__);
+}
+
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                            MPI_Request* request) {
+  if (info != MPI_INFO_NULL && infoGet(info) == nullptr) return raise(comm, MPI_ERR_INFO, __func__);
+  return idup(comm, newcomm, request, &info, __func__);
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {

@@ -1,15 +1,16 @@
-// The communicator table and communicator creation. Creation is collective over the parent:
-// its rank 0 gathers every member's (color, key, next free context id), forms the groups
-// (ordered by key, then parent rank), picks the context id (the largest next-free id of all
-// members, so it is unused in each of them) and sends each member its group. The exchange runs
-// on the parent's collective context with a negative tag, which no user receive and no
-// collective can match. Creation over a subset of the parent (create_group) and of
-// intercommunicators agrees on the context id the same way among the members only.
+// The communicator table and communicator creation. Every creation first agrees on a context
+// id among its members (coll/ctx_agree.cc: a vote on the parent's collective context, with ids
+// claimed by agreements still running skipped, so concurrent creations, MPI_Comm_idup's
+// included, never share an id within a process). comm_split then has the parent's rank 0
+// gather every member's (color, key), form the groups (ordered by key, then parent rank) and
+// send each member its group. These exchanges run on the parent's collective context with
+// negative tags, which no user receive and no collective can match.
 #include "runtime/proto/comm.h"
 
 #include <algorithm>
 #include <vector>
 
+#include "runtime/coll/ctx_agree.h"
 #include "runtime/core/log.h"
 #include "runtime/proto/matching.h"
 #include "runtime/proto/p2p.h"
@@ -19,11 +20,14 @@ namespace {
 
 constexpr int kSplitTag = -2;
 constexpr int kInterTag = -3;
+constexpr int kSplitCtxTag = -4;
 // create_group: negative tags below the fixed ones, one per user tag.
 int groupTag(int tag) { return -16 - (tag & 0x3fffffff); }
 
 std::vector<Comm*>& table() { return detail::gCommTable; }
-uint32_t gNextCtx = 4;  // world uses 0/1, self 2/3
+uint32_t gNextCtx = 4;  // world uses 0/1, self 2/3; ids are even (id + 1: collectives)
+std::vector<uint32_t> gClaimed;  // ids voted for by agreements still running
+std::vector<uint32_t> gOffered;  // ids offered by agreements still waiting for their candidate
 std::vector<Comm*> gFreedBusy;  // freed by the program, requests still held
 
 void freeComm(Comm* c) {
@@ -53,6 +57,8 @@ void commInitPredefined(int worldRank, int worldSize) {
   commFinalizeAll();
   core::detail::gCommRelease = releaseComm;
   gNextCtx = 4;
+  gClaimed.clear();
+  gOffered.clear();
   Comm* world = new Comm;
   world->ctx = 0;
   world->rank = worldRank;
@@ -96,13 +102,18 @@ Status commFree(rrt_comm_t handle) {
 
 Status commSplit(Comm& parent, int color, int key, Comm** out) {
   *out = nullptr;
+  uint32_t ctx;
+  {
+    std::vector<int> all(static_cast<size_t>(parent.size));
+    for (int r = 0; r < parent.size; ++r) all[static_cast<size_t>(r)] = r;
+    RRT_TRY(coll::agreeContext(parent, all, kSplitCtxTag, &ctx));
+  }
   const uint32_t cctx = parent.collCtx();
   struct Entry {
     int32_t color, key;
-    uint32_t nextCtx;
   };
-  Entry mine{color, key, gNextCtx};
-  std::vector<int32_t> reply;  // [ctx, newRank, n, world ranks...]
+  Entry mine{color, key};
+  std::vector<int32_t> reply;  // [newRank, n, world ranks...]
 
   if (parent.rank == 0) {
     const int n = parent.size;
@@ -120,14 +131,12 @@ Status commSplit(Comm& parent, int color, int key, Comm** out) {
       if (s != Status::Ok) bad = s;
     }
     RRT_TRY(bad);
-    uint32_t ctx = 0;
-    for (const Entry& e : all) ctx = std::max(ctx, e.nextCtx);
     std::vector<std::vector<int32_t>> replies(static_cast<size_t>(n));
     for (int r = 0; r < n; ++r) {
       std::vector<int32_t>& rep = replies[static_cast<size_t>(r)];
       const Entry& me = all[static_cast<size_t>(r)];
       if (me.color == RRT_UNDEFINED) {
-        rep = {static_cast<int32_t>(ctx), -1, 0};
+        rep = {-1, 0};
         continue;
       }
       std::vector<int> members;
@@ -137,7 +146,7 @@ Status commSplit(Comm& parent, int color, int key, Comm** out) {
         return all[static_cast<size_t>(a)].key < all[static_cast<size_t>(b)].key;
       });
       int newRank = static_cast<int>(std::find(members.begin(), members.end(), r) - members.begin());
-      rep = {static_cast<int32_t>(ctx), newRank, static_cast<int32_t>(members.size())};
+      rep = {newRank, static_cast<int32_t>(members.size())};
       for (int m : members) rep.push_back(parent.worldRank(m));
     }
     reqs.clear();
@@ -157,82 +166,36 @@ Status commSplit(Comm& parent, int color, int key, Comm** out) {
     core::Request* q;
     RRT_TRY(isend(parent, cctx, &mine, sizeof mine, 0, kSplitTag, 0, &q));
     RRT_TRY(waitRelease(q, nullptr));
-    reply.resize(3 + static_cast<size_t>(parent.size));
+    reply.resize(2 + static_cast<size_t>(parent.size));
     RRT_TRY(irecv(parent, cctx, reply.data(), reply.size() * sizeof(int32_t), 0, kSplitTag, &q));
     rrt_status_t st;
     RRT_TRY(waitRelease(q, &st));
     reply.resize(st.bytes / sizeof(int32_t));
-    if (reply.size() < 3 || reply.size() != 3 + static_cast<size_t>(reply[2]))
+    if (reply.size() < 2 || reply.size() != 2 + static_cast<size_t>(std::max(reply[1], 0)))
       return Status::ErrInternal;
   }
-
-  const uint32_t ctx = static_cast<uint32_t>(reply[0]);
-  if (!Matcher::validContext(ctx + 1)) {  // every member sees the same ctx, so all fail alike
-    RRT_ERROR("out of communicator context ids (%u created)", ctx / 2);
-    return Status::ErrComm;
-  }
-  gNextCtx = ctx + 2;
-  if (reply[1] < 0) return Status::Ok;  // RRT_UNDEFINED
+  if (reply[0] < 0) return Status::Ok;  // RRT_UNDEFINED
   Comm* c = new Comm;
   c->ctx = ctx;
-  c->rank = reply[1];
-  c->size = reply[2];
-  c->worldRanks.assign(reply.begin() + 3, reply.end());
+  c->rank = reply[0];
+  c->size = reply[1];
+  c->worldRanks.assign(reply.begin() + 2, reply.end());
   c->errhandler = parent.errhandler;
   addToTable(c);
   *out = c;
   return Status::Ok;
 }
 
-Status commDup(Comm& parent, Comm** out) { return commSplit(parent, 0, parent.rank, out); }
-
-namespace {
-
-// The context id for a communicator of members (parent ranks, the caller among them): members[0]
-// gathers every member's next free id and sends back the largest.
-Status agreeCtx(Comm& parent, const std::vector<int>& members, int tag, uint32_t* ctx) {
-  const uint32_t cctx = parent.collCtx();
-  uint32_t mine = gNextCtx;
-  core::Request* q;
-  if (members[0] == parent.rank) {
-    const size_t n = members.size();
-    std::vector<uint32_t> all(n, mine);
-    std::vector<core::Request*> reqs;
-    Status bad = Status::Ok;
-    for (size_t i = 1; i < n && bad == Status::Ok; ++i) {
-      bad = irecv(parent, cctx, &all[i], sizeof(uint32_t), members[i], tag, &q);
-      if (bad == Status::Ok) reqs.push_back(q);
-    }
-    for (core::Request* r : reqs) {
-      Status s = waitRelease(r, nullptr);
-      if (s != Status::Ok) bad = s;
-    }
-    RRT_TRY(bad);
-    mine = *std::max_element(all.begin(), all.end());
-    reqs.clear();
-    for (size_t i = 1; i < n && bad == Status::Ok; ++i) {
-      bad = isend(parent, cctx, &mine, sizeof mine, members[i], tag, 0, &q);
-      if (bad == Status::Ok) reqs.push_back(q);
-    }
-    for (core::Request* r : reqs) {
-      Status s = waitRelease(r, nullptr);
-      if (s != Status::Ok) bad = s;
-    }
-    RRT_TRY(bad);
-  } else {
-    RRT_TRY(isend(parent, cctx, &mine, sizeof mine, members[0], tag, 0, &q));
-    RRT_TRY(waitRelease(q, nullptr));
-    RRT_TRY(irecv(parent, cctx, &mine, sizeof mine, members[0], tag, &q));
-    rrt_status_t st;
-    RRT_TRY(waitRelease(q, &st));
-    if (st.bytes != sizeof mine) return Status::ErrInternal;
-  }
-  *ctx = mine;
-  gNextCtx = mine + 2;
+Status commDup(Comm& parent, Comm** out) {
+  std::vector<int> all(static_cast<size_t>(parent.size));
+  for (int r = 0; r < parent.size; ++r) all[static_cast<size_t>(r)] = r;
+  uint32_t ctx;
+  RRT_TRY(coll::agreeContext(parent, all, kSplitCtxTag, &ctx));
+  *out = commCreate(parent, ctx, parent.rank, all);
   return Status::Ok;
 }
 
-Comm* makeComm(const Comm& parent, uint32_t ctx, int rank, const std::vector<int>& peers) {
+Comm* commCreate(const Comm& parent, uint32_t ctx, int rank, const std::vector<int>& peers) {
   Comm* c = new Comm;
   c->ctx = ctx;
   c->rank = rank;
@@ -244,15 +207,13 @@ Comm* makeComm(const Comm& parent, uint32_t ctx, int rank, const std::vector<int
   return c;
 }
 
-}  // namespace
-
 Status commCreateGroup(Comm& parent, const std::vector<int>& ranks, int tag, Comm** out) {
   *out = nullptr;
   auto me = std::find(ranks.begin(), ranks.end(), parent.rank);
   if (me == ranks.end()) return Status::ErrArg;
   uint32_t ctx;
-  RRT_TRY(agreeCtx(parent, ranks, groupTag(tag), &ctx));
-  *out = makeComm(parent, ctx, static_cast<int>(me - ranks.begin()), ranks);
+  RRT_TRY(coll::agreeContext(parent, ranks, groupTag(tag), &ctx));
+  *out = commCreate(parent, ctx, static_cast<int>(me - ranks.begin()), ranks);
   return Status::Ok;
 }
 
@@ -265,10 +226,43 @@ Status commCreateInter(Comm& parent, const std::vector<int>& local, const std::v
   std::vector<int> all(static_cast<size_t>(parent.size));
   for (int r = 0; r < parent.size; ++r) all[static_cast<size_t>(r)] = r;
   uint32_t ctx;
-  RRT_TRY(agreeCtx(parent, all, kInterTag, &ctx));
-  *out = makeComm(parent, ctx, static_cast<int>(me - local.begin()), remote);
+  RRT_TRY(coll::agreeContext(parent, all, kInterTag, &ctx));
+  *out = commCreate(parent, ctx, static_cast<int>(me - local.begin()), remote);
   (*out)->inter = true;
   return Status::Ok;
+}
+
+uint32_t ctxOffer(uint32_t floor) {
+  uint32_t c = std::max(gNextCtx, (floor + 1) & ~1u);
+  auto held = [](uint32_t v) {
+    return std::find(gClaimed.begin(), gClaimed.end(), v) != gClaimed.end() ||
+           std::find(gOffered.begin(), gOffered.end(), v) != gOffered.end();
+  };
+  while (held(c)) c += 2;
+  gOffered.push_back(c);
+  return c;
+}
+
+void ctxWithdraw(uint32_t c) {
+  auto it = std::find(gOffered.begin(), gOffered.end(), c);
+  if (it != gOffered.end()) gOffered.erase(it);
+}
+
+bool ctxClaim(uint32_t c) {
+  if (c < gNextCtx || (c & 1) || std::find(gClaimed.begin(), gClaimed.end(), c) != gClaimed.end())
+    return false;
+  gClaimed.push_back(c);
+  return true;
+}
+
+void ctxUnclaim(uint32_t c) {
+  auto it = std::find(gClaimed.begin(), gClaimed.end(), c);
+  if (it != gClaimed.end()) gClaimed.erase(it);
+}
+
+void ctxCommit(uint32_t c) {
+  ctxUnclaim(c);
+  gNextCtx = std::max(gNextCtx, c + 2);
 }
 
 }  // namespace rrt::proto

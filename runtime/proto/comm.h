@@ -2,8 +2,8 @@
 // one for point-to-point traffic and one (ctx + 1) for collectives, so that collective traffic
 // never matches a user receive.
 //
-// Context ids are agreed at creation (max over the parent's members of each one's next free id),
-// so they are unique within every member process; disjoint groups may share one.
+// Context ids are agreed at creation (coll/ctx_agree.cc), so they are unique within every member
+// process; disjoint groups may share one.
 #pragma once
 
 #include <cstdint>
@@ -85,5 +85,20 @@ Status commCreateGroup(Comm& parent, const std::vector<int>& ranks, int tag, Com
 Status commCreateInter(Comm& parent, const std::vector<int>& local, const std::vector<int>& remote,
                        Comm** out);
 Status commFree(rrt_comm_t handle);
+// A communicator of parent's ranks peers (in that order; this process is rank), with an agreed
+// context id, in the handle table.
+Comm* commCreate(const Comm& parent, uint32_t ctx, int rank, const std::vector<int>& peers);
+
+// Context ids of this process, for the agreement (coll/ctx_agree.cc). Ids are even (id + 1 is
+// the collective context); every id in use is below the next free id, which only grows.
+// ctxOffer: the smallest id >= floor that is free, not claimed and not offered by another
+// agreement (so concurrent agreements start apart), held as offered until ctxWithdraw.
+// ctxClaim: claims c for an agreement that votes for it; false when c is in use or claimed.
+// ctxCommit: c is now in use.
+uint32_t ctxOffer(uint32_t floor);
+void ctxWithdraw(uint32_t c);
+bool ctxClaim(uint32_t c);
+void ctxUnclaim(uint32_t c);
+void ctxCommit(uint32_t c);
 
 }  // namespace rrt::proto
