@@ -229,6 +229,21 @@ int rrt_sendrecv(const void *sendbuf, size_t sendcount, rrt_datatype_t sendtype,
                  int recvtag, rrt_comm_t comm, rrt_status_t *status);
 int rrt_probe(int source, int tag, rrt_comm_t comm, rrt_status_t *status);
 int rrt_iprobe(int source, int tag, rrt_comm_t comm, int *flag, rrt_status_t *status);
+/* Matched probe (MPI_Mprobe / MPI_Mrecv): rrt_improbe / rrt_mprobe take the message they find
+ * out of matching, so that no other receive (another thread's, a wildcard one) can take it; it
+ * is then received only through *message with rrt_mrecv / rrt_imrecv, which set *message to
+ * RRT_MESSAGE_NULL. source RRT_PROC_NULL gives RRT_MESSAGE_NO_PROC (its receive completes at
+ * once with source RRT_PROC_NULL). */
+typedef struct rrt_request_s *rrt_message_t;
+#define RRT_MESSAGE_NULL ((rrt_message_t)0)
+#define RRT_MESSAGE_NO_PROC ((rrt_message_t)1)
+int rrt_improbe(int source, int tag, rrt_comm_t comm, int *flag, rrt_message_t *message,
+                rrt_status_t *status);
+int rrt_mprobe(int source, int tag, rrt_comm_t comm, rrt_message_t *message, rrt_status_t *status);
+int rrt_imrecv(void *buf, size_t count, rrt_datatype_t type, rrt_message_t *message,
+               rrt_request_t *request);
+int rrt_mrecv(void *buf, size_t count, rrt_datatype_t type, rrt_message_t *message,
+              rrt_status_t *status);
 
 /* ---- completion ----------------------------------------------------------------------------- */
 /* wait/test free a completed request and set *request to RRT_REQUEST_NULL. A NULL request

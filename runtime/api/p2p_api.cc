@@ -137,6 +137,83 @@ int rrt_iprobe(int source, int tag, rrt_comm_t comm, int* flag, rrt_status_t* st
   return RRT_SUCCESS;
 }
 
+int rrt_improbe(int source, int tag, rrt_comm_t comm, int* flag, rrt_message_t* message,
+                rrt_status_t* status) {
+  const char* fn = "rrt_improbe";
+  proto::Comm* c = nullptr;
+  size_t bytes = 0;
+  Status st = checkP2p(fn, comm, nullptr, 0, RRT_BYTE, source, tag, true, &c, &bytes);
+  if (st == Status::Ok && (!flag || !message)) st = Status::ErrArg;
+  if (st != Status::Ok) return api::finish(fn, c, st);
+  if (source == RRT_PROC_NULL) {
+    *flag = 1;
+    *message = RRT_MESSAGE_NO_PROC;
+    if (status) *status = rrt_status_t{RRT_PROC_NULL, RRT_ANY_TAG, RRT_SUCCESS, 0, 0};
+    return RRT_SUCCESS;
+  }
+  core::progress();
+  core::Request* m = nullptr;
+  RRT_API_CHECK(fn, c, proto::improbe(*c, c->ctx, source, tag, &m, status));
+  *flag = m != nullptr;
+  *message = m ? m : RRT_MESSAGE_NULL;
+  return RRT_SUCCESS;
+}
+
+int rrt_mprobe(int source, int tag, rrt_comm_t comm, rrt_message_t* message,
+               rrt_status_t* status) {
+  int flag = 0;
+  int rc = rrt_improbe(source, tag, comm, &flag, message, status);
+  if (rc != RRT_SUCCESS || flag) return rc;
+  proto::Comm* c = api::checkComm("rrt_mprobe", comm);
+  core::Request* m = nullptr;
+  Status st = core::waitFor([&] {
+    return proto::improbe(*c, c->ctx, source, tag, &m, status) == Status::Ok && m != nullptr;
+  });
+  if (st == Status::Ok) *message = m;
+  return api::finish("rrt_mprobe", c, st);
+}
+
+int rrt_imrecv(void* buf, size_t count, rrt_datatype_t type, rrt_message_t* message,
+               rrt_request_t* request) {
+  const char* fn = "rrt_imrecv";
+  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
+  if (!message || !request) RRT_API_FAIL(fn, nullptr, Status::ErrArg);
+  rrt_message_t m = *message;
+  if (m == RRT_MESSAGE_NULL ||
+      (m != RRT_MESSAGE_NO_PROC && (m->magic != core::kRequestMagic || m->kind != core::ReqKind::Recv ||
+                                    !(m->flags & core::kMatchedProbe)))) {
+    RRT_WARN("%s: message is not one a matched probe returned", fn);
+    RRT_API_FAIL(fn, nullptr, Status::ErrArg);
+  }
+  proto::Comm* c = m == RRT_MESSAGE_NO_PROC ? nullptr : m->comm;
+  const core::TypeInfo* info;
+  size_t bytes = 0;
+  RRT_API_CHECK(fn, c, api::checkType(fn, type, &info));
+  RRT_API_CHECK(fn, c, api::checkCountBytes(fn, count, info->size, &bytes));
+  RRT_API_CHECK(fn, c, api::checkBuffer(fn, buf, bytes, "buffer"));
+  core::Request* r;
+  if (m == RRT_MESSAGE_NO_PROC) {
+    // As a receive from RRT_PROC_NULL: complete at once.
+    RRT_API_CHECK(fn, c, proto::irecv(*proto::commLookup(RRT_COMM_SELF), 0, buf, 0, RRT_PROC_NULL,
+                                      RRT_ANY_TAG, &r));
+  } else {
+    RRT_API_CHECK(fn, c, proto::imrecv(m, buf, bytes, &r));
+  }
+  *message = RRT_MESSAGE_NULL;
+  *request = r;
+  return RRT_SUCCESS;
+}
+
+int rrt_mrecv(void* buf, size_t count, rrt_datatype_t type, rrt_message_t* message,
+              rrt_status_t* status) {
+  rrt_request_t r;
+  int rc = rrt_imrecv(buf, count, type, message, &r);
+  if (rc != RRT_SUCCESS) return rc;
+  // The handler before the wait: the release may drop the last hold on a freed communicator.
+  const rrt_errhandler_t handler = api::errhandlerOf(r->comm);
+  return api::finishWith("rrt_mrecv", handler, proto::waitRelease(r, status));
+}
+
 int rrt_probe(int source, int tag, rrt_comm_t comm, rrt_status_t* status) {
   const char* fn = "rrt_probe";
   proto::Comm* c = nullptr;

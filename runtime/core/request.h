@@ -30,6 +30,7 @@ enum class ReqKind : uint8_t { Free = 0, Send, Recv, Coll };
 // Flags for sends.
 enum SendFlags : uint8_t {
   kSendSync = 1u << 0,      // ssend: complete only once matched
+  kMatchedProbe = 1u << 1,  // an unexpected message taken out of matching by rrt_improbe
 };
 
 constexpr uint32_t kRequestMagic = 0x72727471;  // "rrtq"

@@ -178,6 +178,103 @@ int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, 
   return check(comm, rc, __func__);
 }
 
+}  // extern "C"
+
+// ---- matched probe ---------------------------------------------------------------------------
+
+namespace rrt::mpi {
+namespace {
+struct Message {
+  rrt_message_t m = RRT_MESSAGE_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // whose error handler the receive reports to
+};
+Table<Message>& messages() {
+  static Table<Message> t;
+  return t;
+}
+
+int probed(rrt_message_t m, MPI_Comm comm, const rrt_status_t& s, MPI_Message* message,
+           MPI_Status* status) {
+  *message = m == RRT_MESSAGE_NO_PROC ? MPI_MESSAGE_NO_PROC
+                                      : kKindMessage | messages().add(Message{m, comm});
+  statusFromRrt(s, status, false);
+  return MPI_SUCCESS;
+}
+
+// The receive of a probed message: *message becomes MPI_MESSAGE_NULL; request == nullptr:
+// blocking (MPI_Mrecv).
+int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status,
+          MPI_Request* request, const char* fn) {
+  if (!message) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, fn);
+  Message msg{RRT_MESSAGE_NO_PROC, MPI_COMM_WORLD};
+  if (*message != MPI_MESSAGE_NO_PROC) {
+    const int idx = handleIndex(*message, kKindMessage);
+    Message* m = messages().get(idx);
+    if (!m) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, fn);  // MPI_MESSAGE_NULL or not a message
+    msg = *m;
+    messages().remove(idx);
+  }
+  *message = MPI_MESSAGE_NULL;
+  int err;
+  Comm* c;
+  Type* t = checkArgs(msg.comm, &c, datatype, count, fn, &err);
+  if (!t) return err;
+  Stage st;
+  RrtBuf b = stageOut(st, *t, buf, static_cast<size_t>(count), false);
+  if (request) {
+    rrt_request_t rr;
+    int rc = rrt_imrecv(b.ptr, b.count, b.type, &msg.m, &rr);
+    if (rc != RRT_SUCCESS) return check(msg.comm, rc, fn);
+    *request = requestMake(rr, msg.comm, std::move(st), true);
+    return MPI_SUCCESS;
+  }
+  rrt_status_t s{};
+  int rc = rrt_mrecv(b.ptr, b.count, b.type, &msg.m, &s);
+  st.finish(s.bytes);
+  statusFromRrt(s, status, false);
+  return check(msg.comm, rc, fn);
+}
+}  // namespace
+}  // namespace rrt::mpi
+
+extern "C" {
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                MPI_Status* status) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  if (!flag || !message) return raise(comm, MPI_ERR_ARG, __func__);
+  rrt_status_t s{};
+  rrt_message_t m = RRT_MESSAGE_NULL;
+  int rc = rrt_improbe(source, tag, c->rc, flag, &m, &s);
+  if (rc != RRT_SUCCESS) return check(comm, rc, __func__);
+  return *flag ? probed(m, comm, s, message, status) : MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  int err;
+  Comm* c = commCheck(comm, __func__, &err);
+  if (!c) return err;
+  if (!message) return raise(comm, MPI_ERR_ARG, __func__);
+  rrt_status_t s{};
+  rrt_message_t m = RRT_MESSAGE_NULL;
+  int rc = rrt_mprobe(source, tag, c->rc, &m, &s);
+  if (rc != RRT_SUCCESS) return check(comm, rc, __func__);
+  return probed(m, comm, s, message, status);
+}
+
+int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+              MPI_Status* status) {
+  return mrecv(buf, count, datatype, message, status, nullptr, __func__);
+}
+
+int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Request* request) {
+  if (!request) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  return mrecv(buf, count, datatype, message, nullptr, request, __func__);
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);

@@ -24,7 +24,8 @@ namespace rrt::mpi {
 constexpr int kIndexMask = 0x00ffffff;
 constexpr int kKindComm = 0x44000000, kKindGroup = 0x48000000, kKindType = 0x4c000000,
               kKindErrh = 0x54000000, kKindOp = 0x58000000, kKindInfo = 0x5c000000,
-              kKindRequest = 0x6c000000, kKindKeyval = 0x64000000, kKindWin = 0x70000000;
+              kKindRequest = 0x6c000000, kKindKeyval = 0x64000000, kKindWin = 0x70000000,
+              kKindMessage = 0x74000000;
 
 // Slots keep their address for life (fixed-size chunks that never move), so pointers to entries
 // stay valid; a lookup is two loads. Freed slots are reused, most recently freed first, so

@@ -143,6 +143,9 @@ class Engine {
                        uint32_t* seq = nullptr);
   // Receive-side entry: r is a prepared receive request.
   void startRecv(core::Request* r);
+  // Receives the unexpected message u (out of its queue) into the receive r, which takes u's
+  // envelope; u is released.
+  void receiveUnexpected(core::Request* r, core::Request* u);
   // Cancels the send r (cancel.cc): Ok always; r completes (again, if it had) with
   // status.cancelled set or not once the outcome is known.
   Status cancelSend(core::Request* r);

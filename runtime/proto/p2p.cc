@@ -150,6 +150,39 @@ Status iprobe(Comm& comm, uint32_t ctx, int src, int tag, bool* found, rrt_statu
   return Status::Ok;
 }
 
+Status improbe(Comm& comm, uint32_t ctx, int src, int tag, Request** msg, rrt_status_t* status) {
+  Request* u = engine().matcher().queues(ctx).findUnexpected(src, tag, true);
+  *msg = u;
+  if (!u) return Status::Ok;
+  u->flags |= core::kMatchedProbe;
+  u->comm = &comm;
+  commHold(comm, u);  // until imrecv releases u: the message outlives a comm_free in between
+  if (status) *status = rrt_status_t{u->srcRank, u->tag, RRT_SUCCESS, 0, u->remaining};
+  return Status::Ok;
+}
+
+Status imrecv(Request* u, void* buf, size_t bytes, Request** out) {
+  Request* r = core::requestAlloc(core::ReqKind::Recv);
+  r->ctx = u->ctx;
+  r->tag = u->tag;
+  r->srcRank = u->srcRank;
+  r->comm = u->comm;
+  commHold(*u->comm, r);
+  r->buf = buf;
+  r->bytes = bytes;
+  if (__builtin_expect(gpu::isDevice(buf, bytes), 0) && gpu::recvIsDevice(buf, bytes)) {
+    Status st = gpu::stageRecv(r);  // as irecv: through a host buffer
+    if (st != Status::Ok) {
+      core::requestRelease(r);
+      return st;
+    }
+  }
+  u->flags &= static_cast<uint8_t>(~core::kMatchedProbe);
+  *out = r;
+  engine().receiveUnexpected(r, u);
+  return Status::Ok;
+}
+
 Status cancel(Request* r) {
   if (r->kind == core::ReqKind::Send) return engine().cancelSend(r);
   if (r->kind != core::ReqKind::Recv || r->complete) return Status::Ok;

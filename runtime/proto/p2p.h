@@ -21,6 +21,14 @@ Status irecv(Comm& comm, uint32_t ctx, void* buf, size_t bytes, int src, int tag
              core::Request** out);
 // Probe: Ok with *found and *status filled (no removal).
 Status iprobe(Comm& comm, uint32_t ctx, int src, int tag, bool* found, rrt_status_t* status);
+// Matched probe: takes the first unexpected message a receive for (src, tag) would match out of
+// matching, so that no other receive can take it, and hands it back as *msg (nullptr: none yet)
+// with its envelope in *status. Only imrecv receives it then. src must not be RRT_PROC_NULL.
+Status improbe(Comm& comm, uint32_t ctx, int src, int tag, core::Request** msg,
+               rrt_status_t* status);
+// Receives the message improbe took into buf (bytes long: a longer message is truncated, as a
+// receive's). msg is consumed.
+Status imrecv(core::Request* msg, void* buf, size_t bytes, core::Request** out);
 // Cancel a posted receive (no effect if it already matched) or a send (Engine::cancelSend:
 // dropped unless the receiver matched it). Either way r then completes; status.cancelled
 // says whether the operation was cancelled.

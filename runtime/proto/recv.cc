@@ -398,6 +398,10 @@ void Engine::startRecv(Request* r) {
     q.post(r);
     return;
   }
+  receiveUnexpected(r, u);
+}
+
+void Engine::receiveUnexpected(Request* r, Request* u) {
   wire::MatchHeader m{u->ctx, u->srcRank, u->tag, 0};
   setMatched(r, m, u->peer, u->remaining);
   if (u->phase == static_cast<uint8_t>(Phase::UnexpRts)) {

@@ -240,5 +240,39 @@ int main(int argc, char **argv) {
   }
   say("iprobe: ok");
 
+  /* Matched probe: a wildcard receive posted after the probe gets the next message, the
+   * probed one only MPI_Mrecv / MPI_Imrecv; derived datatype; MPI_MESSAGE_NO_PROC. */
+  {
+    int a[4] = {rank, 1, 2, 3}, b[4] = {rank + 100, 5, 6, 7}, x[6] = {0}, y[4] = {0};
+    MPI_Request q[2];
+    MPI_Isend(a, 4, MPI_INT, right, 95, MPI_COMM_WORLD, &q[0]);
+    MPI_Isend(b, 4, MPI_INT, right, 95, MPI_COMM_WORLD, &q[1]);
+    MPI_Message m;
+    MPI_Mprobe(left, 95, MPI_COMM_WORLD, &m, &st);
+    int n;
+    MPI_Get_count(&st, MPI_INT, &n);
+    CHECK(n == 4 && st.MPI_SOURCE == left && m != MPI_MESSAGE_NULL);
+    MPI_Request other;
+    MPI_Irecv(y, 4, MPI_INT, MPI_ANY_SOURCE, 95, MPI_COMM_WORLD, &other);
+    MPI_Datatype pair;
+    MPI_Type_vector(2, 1, 2, MPI_INT, &pair); /* ints 0 and 2 of 3: two fill x[0,2,3,5] */
+    MPI_Type_commit(&pair);
+    MPI_Mrecv(x, 2, pair, &m, &st);
+    CHECK(m == MPI_MESSAGE_NULL);
+    MPI_Wait(&other, MPI_STATUS_IGNORE);
+    CHECK(y[0] == left + 100 && y[3] == 7);
+    CHECK(x[0] == left && x[2] == 1 && x[3] == 2 && x[5] == 3 && x[1] == 0 && x[4] == 0);
+    MPI_Type_free(&pair);
+    MPI_Waitall(2, q, MPI_STATUSES_IGNORE);
+    int flag = 0;
+    MPI_Improbe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &flag, &m, &st);
+    CHECK(flag == 1 && m == MPI_MESSAGE_NO_PROC);
+    MPI_Request r;
+    MPI_Imrecv(x, 1, MPI_INT, &m, &r);
+    MPI_Wait(&r, &st);
+    CHECK(st.MPI_SOURCE == MPI_PROC_NULL && m == MPI_MESSAGE_NULL);
+  }
+  say("mprobe: ok");
+
   return mt_finish();
 }

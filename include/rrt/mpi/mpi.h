@@ -4,7 +4,7 @@
  *
  * This is rrt's own MPI subset, not an ABI clone: programs are source-compatible, not
  * binary-compatible with Open MPI or MPICH. What is declared here is implemented; anything
- * absent (MPI-IO, dynamic processes, collectives on intercommunicators, matched probe,
+ * absent (MPI-IO, dynamic processes, collectives on intercommunicators,
  * MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run time
  * with a silent success.
  *
@@ -43,6 +43,7 @@ typedef int MPI_Info;
 typedef int MPI_Fint;
 typedef long MPI_Aint;
 typedef int MPI_Win;
+typedef int MPI_Message;
 typedef long long MPI_Offset;
 typedef long long MPI_Count;
 
@@ -60,6 +61,8 @@ typedef long long MPI_Count;
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
 
 #define MPI_WIN_NULL ((MPI_Win)0x30000000)
+#define MPI_MESSAGE_NULL ((MPI_Message)0x34000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x34000001)
 #define MPI_INFO_NULL ((MPI_Info)0x1c000000)
 
 /* Datatypes: 0x4c000000 + index. The order is rrt's; do not rely on it. */
@@ -377,6 +380,15 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status);
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+/* Matched probe: the message found is taken out of matching; only MPI_Mrecv / MPI_Imrecv of the
+ * returned handle receive it. */
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
 int MPI_Buffer_attach(void *buffer, int size);
 int MPI_Buffer_detach(void *buffer_addr, int *size);
 
@@ -698,6 +710,8 @@ int MPI_Info_free(MPI_Info *info);
 #define MPI_Op_f2c(h) ((MPI_Op)(h))
 #define MPI_Request_c2f(h) ((MPI_Fint)(h))
 #define MPI_Request_f2c(h) ((MPI_Request)(h))
+#define MPI_Message_c2f(h) ((MPI_Fint)(h))
+#define MPI_Message_f2c(h) ((MPI_Message)(h))
 #define MPI_Info_c2f(h) ((MPI_Fint)(h))
 #define MPI_Info_f2c(h) ((MPI_Info)(h))
 #define MPI_Errhandler_c2f(h) ((MPI_Fint)(h))
