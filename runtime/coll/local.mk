@@ -11,6 +11,7 @@ librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc runtime/coll/ctx_agree.h runtime/coll/ctx_agree.cc \
+	runtime/coll/neighbor_exchange.h runtime/coll/neighbor_exchange.cc \
 	runtime/coll/scratch_cache.h runtime/coll/scratch_cache.cc \
 	runtime/coll/op.h runtime/coll/op.cc \
 	runtime/coll/patterns.h runtime/coll/blocks.h \
