@@ -45,7 +45,7 @@ EXTRA_DIST += runtime/coll/tuning/shm-2vcpu.txt
 check_PROGRAMS += tests/unit/coll_test
 TESTS += tests/unit/coll_test
 tests_unit_coll_test_SOURCES = tests/unit/coll_sim.h tests/unit/coll_sim.cc \
-	tests/unit/coll_kernels_test.cc tests/unit/coll_patterns_test.cc \
+	tests/unit/coll_kernels_test.cc tests/unit/coll_patterns_test.cc tests/unit/coll_neighbor_test.cc \
 	tests/unit/coll_selection_test.cc tests/unit/coll_algorithms_test.cc \
 	tests/unit/coll_scratch_test.cc
 tests_unit_coll_test_CPPFLAGS = $(UNIT_CPPFLAGS)

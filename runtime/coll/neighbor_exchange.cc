@@ -1,7 +1,7 @@
 // Neighbourhood exchange: every receive and every send posted at once, then one wait.
-// Cost: alpha + (largest of the blocks in or out of a rank) beta per rank when the links are
-// independent; the neighbourhood is the program's (a stencil, a graph), so there is no
-// algorithm to choose: each block goes straight to its neighbour, no rank forwards another's.
+// Cost: one round, alpha + (the larger of the bytes a rank sends and receives) beta, all of its
+// messages in flight together. The neighbourhood is the program's (a stencil, a graph), so there
+// is no algorithm to choose: each block goes straight to its neighbour, none is forwarded.
 // Matching: all messages carry the collective's tag on the collective context, and the
 // protocol keeps each pair's messages in order, so with a rank listed several times the k-th
 // block sent to it meets its k-th receive from this rank (lists in the caller's order).
@@ -10,6 +10,7 @@
 #include <new>
 
 #include "runtime/coll/task.h"
+#include "runtime/core/log.h"
 
 namespace rrt::coll {
 namespace {
@@ -48,7 +49,9 @@ Status startNeighborExchange(proto::Comm& comm, NeighborArgs&& args, core::Reque
   } catch (const std::bad_alloc&) {
     return Status::ErrNoMemory;
   }
-  launch(comm, t, collTag(comm.collSeq++), out);
+  const uint32_t seq = comm.collSeq++;
+  RRT_TRACE("coll: neighbor exchange seq %u on comm %d", seq, comm.handle);
+  launch(comm, t, collTag(seq), out);
   return Status::Ok;
 }
 

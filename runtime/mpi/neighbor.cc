@@ -111,8 +111,8 @@ Side stageSide(Stage& st, const std::vector<Part>& parts, const void* buf, bool 
   return s;
 }
 
-// A neighbourhood collective in the alltoallw form: blockOf(send, i) is the i-th block of the
-// send (true) or receive side; it sets err and returns false for an invalid count or datatype.
+// A neighbourhood collective in the alltoallw form: blockOf(send, i, &part) gives the i-th block
+// of the send (true) or receive side, returning an MPI error code (MPI_SUCCESS when valid).
 template <class BlockOf>
 int exchange(MPI_Comm comm, const void* sendbuf, void* recvbuf, BlockOf blockOf,
              MPI_Request* req, const char* fn) {
@@ -167,21 +167,22 @@ long extentOf(MPI_Datatype dt) {
   return t ? t->extent : 0;
 }
 
-// allgather(v): the one send block to every destination; receive blocks at recvcount * i or at
-// displs[i] (extents of recvtype).
-int allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+// allgather(v): the one send block to every destination; receive blocks at recvcount * i or,
+// v, at displs[i] (extents of recvtype).
+int allgather(bool v, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
               int recvcount, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
               MPI_Comm comm, MPI_Request* req, const char* fn) {
   const long rext = extentOf(recvtype);
   return exchange(comm, sendbuf, recvbuf, [&](bool send, size_t i, Part* b) {
     if (send) return block(sendtype, sendcount, 0, b);
-    if (!recvcounts) return block(recvtype, recvcount, static_cast<long>(i) * recvcount * rext, b);
+    if (!v) return block(recvtype, recvcount, static_cast<long>(i) * recvcount * rext, b);
+    if (!recvcounts || !displs) return MPI_ERR_ARG;
     return block(recvtype, recvcounts[i], displs[i] * rext, b);
   }, req, fn);
 }
 
-// alltoall(v): block i of each side at count * i or at displs[i] (extents of its datatype).
-int alltoall(const void* sendbuf, int sendcount, const int* sendcounts, const int* sdispls,
+// alltoall(v): block i of each side at count * i or, v, at displs[i] (extents of its datatype).
+int alltoall(bool v, const void* sendbuf, int sendcount, const int* sendcounts, const int* sdispls,
              MPI_Datatype sendtype, void* recvbuf, int recvcount, const int* recvcounts,
              const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* req,
              const char* fn) {
@@ -192,7 +193,8 @@ int alltoall(const void* sendbuf, int sendcount, const int* sendcounts, const in
     const int* counts = send ? sendcounts : recvcounts;
     const int* displs = send ? sdispls : rdispls;
     const int count = send ? sendcount : recvcount;
-    if (!counts) return block(dt, count, static_cast<long>(i) * count * ext, b);
+    if (!v) return block(dt, count, static_cast<long>(i) * count * ext, b);
+    if (!counts || !displs) return MPI_ERR_ARG;
     return block(dt, counts[i], displs[i] * ext, b);
   }, req, fn);
 }
@@ -202,6 +204,8 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispl
               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
               MPI_Request* req, const char* fn) {
   return exchange(comm, sendbuf, recvbuf, [&](bool send, size_t i, Part* b) {
+    if (send && (!sendcounts || !sdispls || !sendtypes)) return MPI_ERR_ARG;
+    if (!send && (!recvcounts || !rdispls || !recvtypes)) return MPI_ERR_ARG;
     if (send) return block(sendtypes[i], sendcounts[i], sdispls[i], b);
     return block(recvtypes[i], recvcounts[i], rdispls[i], b);
   }, req, fn);
@@ -216,49 +220,49 @@ extern "C" {
 
 int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                   comm, nullptr, __func__);
+  return allgather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                   recvtype, comm, nullptr, __func__);
 }
 int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  return allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr, recvtype,
-                   comm, request, __func__);
+  return allgather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
+                   recvtype, comm, request, __func__);
 }
 int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                             void* recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm) {
-  return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
-                   nullptr, __func__);
+  return allgather(true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                   comm, nullptr, __func__);
 }
 int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                              void* recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
-  return allgather(sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype, comm,
-                   request, __func__);
+  return allgather(true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
+                   comm, request, __func__);
 }
 int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
-  return alltoall(sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr,
-                  nullptr, recvtype, comm, nullptr, __func__);
+  return alltoall(false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                  nullptr, nullptr, recvtype, comm, nullptr, __func__);
 }
 int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request* request) {
-  return alltoall(sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount, nullptr,
-                  nullptr, recvtype, comm, request, __func__);
+  return alltoall(false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
+                  nullptr, nullptr, recvtype, comm, request, __func__);
 }
 int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
-  return alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+  return alltoall(true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
                   recvtype, comm, nullptr, __func__);
 }
 int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request* request) {
-  return alltoall(sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
+  return alltoall(true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
                   recvtype, comm, request, __func__);
 }
 int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],

@@ -71,13 +71,15 @@ static void check_slot(const char *what, const int *recv, int i, int n, int allg
   char part[64] = "";
   for (int j = 0; j < SLOT; ++j) {
     int want = -1;
-    if (s != MPI_PROC_NULL && j < n) want = allgather ? s * 1000 + j : s * 1000 + block_from(i) * 10 + j;
+    if (s != MPI_PROC_NULL && j < n)
+      want = allgather ? s * 1000 + j : s * 1000 + block_from(i) * 10 + j;
     if (recv[i * SLOT + j] != want) {
       fprintf(stderr, "[rank %d] %s slot %d elt %d: %d want %d\n", rank, what, i, j,
               recv[i * SLOT + j], want);
       CHECK(0);
     }
-    if (want != -1) snprintf(part + strlen(part), sizeof part - strlen(part), "%s%d", j ? "," : "", want);
+    if (want != -1)
+      snprintf(part + strlen(part), sizeof part - strlen(part), "%s%d", j ? "," : "", want);
   }
   snprintf(line + strlen(line), 512 - strlen(line), " [%s]", s == MPI_PROC_NULL ? "null" : part);
 }
@@ -163,8 +165,10 @@ static void run(MPI_Comm comm, const char *name) {
       rdispls[i] = i * SLOT;
     }
     fill(recv);
-    CALL(MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm),
-         MPI_Ineighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT, comm, &req));
+    CALL(MPI_Neighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT,
+                                comm),
+         MPI_Ineighbor_alltoallv(send, scounts, sdispls, MPI_INT, recv, rcounts, rdispls, MPI_INT,
+                                 comm, &req));
     snprintf(line, sizeof line, "%s %sneighbor_alltoallv:", name, mode);
     for (int i = 0; i < nsrc; ++i) check_slot(line, recv, i, rcounts[i], 0, line);
     say("%s", line);
