@@ -306,6 +306,20 @@ int rrt_scan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t ty
 int rrt_exscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
                rrt_comm_t comm);
 
+/* Neighbourhood exchange (MPI's neighbourhood collectives): this rank sends block i of sendbuf
+ * (sendcounts[i] elements at sdispls[i]) to dests[i] and receives block i of recvbuf from
+ * sources[i]. The lists are this rank's own (a stencil, a graph) and must mirror the others'
+ * (every block sent to a rank has a receive of it there). Entries are ranks of comm or
+ * RRT_PROC_NULL (no message, the slot is left alone); a rank may appear several times, the k-th
+ * block sent to a rank meeting that rank's k-th receive from the sender, in list order. A
+ * collective of comm: every rank calls it, also one with no neighbours (empty lists may be
+ * NULL). RRT_ERR_RANK for an entry out of range, RRT_ERR_ARG for a NULL array of a non-empty
+ * list. */
+int rrt_neighbor_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                           void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                           rrt_datatype_t type, size_t nsources, const int *sources,
+                           size_t ndests, const int *dests, rrt_comm_t comm);
+
 int rrt_ibarrier(rrt_comm_t comm, rrt_request_t *request);
 int rrt_ibcast(void *buf, size_t count, rrt_datatype_t type, int root, rrt_comm_t comm,
                rrt_request_t *request);
@@ -347,6 +361,11 @@ int rrt_iscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t t
               rrt_comm_t comm, rrt_request_t *request);
 int rrt_iexscan(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,
                 rrt_comm_t comm, rrt_request_t *request);
+int rrt_ineighbor_alltoallv(const void *sendbuf, const size_t *sendcounts, const size_t *sdispls,
+                            void *recvbuf, const size_t *recvcounts, const size_t *rdispls,
+                            rrt_datatype_t type, size_t nsources, const int *sources,
+                            size_t ndests, const int *dests, rrt_comm_t comm,
+                            rrt_request_t *request);
 
 /* ---- one-sided communication (windows) -------------------------------------------------------
  * A window exposes memory of every rank of a communicator to one-sided put, get and

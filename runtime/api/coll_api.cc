@@ -6,6 +6,7 @@
 
 #include "runtime/api/api_check.h"
 #include "runtime/coll/coll.h"
+#include "runtime/coll/neighbor_exchange.h"
 #include "runtime/coll/op.h"
 #include "runtime/gpu/gpu.h"
 
@@ -513,6 +514,83 @@ int rrt_iscatterv(const void* sbuf, const size_t* scounts, const size_t* displs,
                   rrt_comm_t comm, rrt_request_t* request) {
   return scatterImpl("rrt_iscatterv", sbuf, 0, scounts, displs, stype, rbuf, rcount, rtype, root,
                      comm, request, true, true);
+}
+
+// ---- neighbourhood exchange ---------------------------------------------------------------------
+
+// One side of the exchange: n neighbours (ranks of c or RRT_PROC_NULL) with their counts and
+// displacements in elements, to bytes; *extent: the bytes of the buffer it spans.
+static Status neighborSide(const char* fn, const proto::Comm& c, size_t n, const int* peers,
+                           const size_t* counts, const size_t* displs, size_t typeSize,
+                           const char* what, std::vector<int>* outPeers,
+                           std::vector<size_t>* bytes, std::vector<size_t>* offs, size_t* extent) {
+  *extent = 0;
+  if (n == 0) return Status::Ok;
+  if (!peers || !counts || !displs) {
+    RRT_WARN("%s: the %s, their counts and displacements must not be NULL", fn, what);
+    return Status::ErrArg;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (peers[i] != RRT_PROC_NULL && (peers[i] < 0 || peers[i] >= c.size)) {
+      RRT_WARN("%s: %s[%zu] = %d is not a rank of the communicator", fn, what, i, peers[i]);
+      return Status::ErrRank;
+    }
+    size_t b = 0, o = 0;
+    RRT_TRY(api::checkCountBytes(fn, counts[i], typeSize, &b));
+    RRT_TRY(api::checkCountBytes(fn, displs[i], typeSize, &o));
+    if (peers[i] != RRT_PROC_NULL && b > 0 && o + b > *extent) *extent = o + b;
+    bytes->push_back(b);
+    offs->push_back(o);
+  }
+  outPeers->assign(peers, peers + n);
+  return Status::Ok;
+}
+
+static int neighborImpl(const char* fn, const void* sbuf, const size_t* scounts,
+                        const size_t* sdispls, void* rbuf, const size_t* rcounts,
+                        const size_t* rdispls, rrt_datatype_t type, size_t nsources,
+                        const int* sources, size_t ndests, const int* dests, rrt_comm_t comm,
+                        rrt_request_t* request, bool nb) {
+  proto::Comm* c = nullptr;
+  coll::NeighborArgs a;
+  Status s = checkCommon(fn, comm, &c);
+  const core::TypeInfo* t = nullptr;
+  if (s == Status::Ok) s = api::checkType(fn, type, &t);
+  size_t rext = 0, sext = 0;
+  if (s == Status::Ok)
+    s = neighborSide(fn, *c, nsources, sources, rcounts, rdispls, t->size, "sources", &a.sources,
+                     &a.recvBytes, &a.recvOffs, &rext);
+  if (s == Status::Ok)
+    s = neighborSide(fn, *c, ndests, dests, scounts, sdispls, t->size, "dests", &a.dests,
+                     &a.sendBytes, &a.sendOffs, &sext);
+  if (s == Status::Ok) s = api::checkBuffer(fn, sbuf, sext, "sendbuf");
+  if (s == Status::Ok) s = api::checkBuffer(fn, rbuf, rext, "recvbuf");
+  if (s == Status::Ok && nb && !request) s = bad(fn, "request must not be NULL", Status::ErrArg);
+  if (s != Status::Ok) return api::finish(fn, c, s);
+  a.sbuf = sbuf;
+  a.rbuf = rbuf;
+  core::Request* r = nullptr;
+  RRT_API_CHECK(fn, c, coll::startNeighborExchange(*c, std::move(a), &r));
+  if (nb) {
+    *request = r;
+    return RRT_SUCCESS;
+  }
+  return api::finish(fn, c, coll::await(r));
+}
+int rrt_neighbor_alltoallv(const void* sbuf, const size_t* scounts, const size_t* sdispls,
+                           void* rbuf, const size_t* rcounts, const size_t* rdispls,
+                           rrt_datatype_t type, size_t nsources, const int* sources, size_t ndests,
+                           const int* dests, rrt_comm_t comm) {
+  return neighborImpl("rrt_neighbor_alltoallv", sbuf, scounts, sdispls, rbuf, rcounts, rdispls,
+                      type, nsources, sources, ndests, dests, comm, nullptr, false);
+}
+int rrt_ineighbor_alltoallv(const void* sbuf, const size_t* scounts, const size_t* sdispls,
+                            void* rbuf, const size_t* rcounts, const size_t* rdispls,
+                            rrt_datatype_t type, size_t nsources, const int* sources,
+                            size_t ndests, const int* dests, rrt_comm_t comm,
+                            rrt_request_t* request) {
+  return neighborImpl("rrt_ineighbor_alltoallv", sbuf, scounts, sdispls, rbuf, rcounts, rdispls,
+                      type, nsources, sources, ndests, dests, comm, request, true);
 }
 
 // ---- user ops ----------------------------------------------------------------------------------

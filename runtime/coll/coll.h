@@ -82,6 +82,9 @@ inline bool inPlace(const void* p) { return p == RRT_IN_PLACE; }
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out);
 // Blocking: start + wait + release.
 Status run(proto::Comm& comm, CollArgs&& args);
+// Waits for a collective's request and releases it: its outcome (left with the engine when
+// the wait timed out).
+Status await(core::Request* req);
 
 // ---- the p2p seam ----------------------------------------------------------------------------
 struct P2p {

@@ -22,7 +22,6 @@
 
 #include "runtime/coll/task.h"
 #include "runtime/core/log.h"
-#include "runtime/core/progress.h"
 #include "runtime/proto/matching.h"
 
 namespace rrt::coll {
@@ -149,11 +148,7 @@ Status agreeContext(proto::Comm& parent, const std::vector<int>& members, int ta
   bindProtoP2p();
   core::Request* req = nullptr;
   launch(parent, new CtxAgree(parent, members, ctx, nullptr), tag, &req);
-  Status s = core::waitFor([req] { return req->complete; });
-  if (s != Status::Ok) return s;  // timed out: the request stays with the engine
-  s = static_cast<Status>(req->status.error);
-  core::requestRelease(req);
-  return s;
+  return await(req);
 }
 
 Status startCommIdup(proto::Comm& parent, rrt_comm_t* newcomm, core::Request** out) {

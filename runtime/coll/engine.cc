@@ -202,6 +202,10 @@ void launch(proto::Comm& comm, Task* t, int tag, core::Request** out, void* gpuS
 Status run(proto::Comm& comm, CollArgs&& args) {
   core::Request* req = nullptr;
   RRT_TRY(start(comm, std::move(args), &req));
+  return await(req);
+}
+
+Status await(core::Request* req) {
   Status s = core::waitFor([req] { return req->complete; });
   if (s != Status::Ok) return s;  // timed out: the request stays with the engine
   s = static_cast<Status>(req->status.error);

@@ -17,6 +17,7 @@ librrt_mpi_la_SOURCES = \
 	runtime/mpi/p2p.cc \
 	runtime/mpi/coll.cc \
 	runtime/mpi/topo.cc \
+	runtime/mpi/neighbor.cc \
 	runtime/mpi/info.cc \
 	runtime/mpi/win.cc
 librrt_mpi_la_LIBADD = librrt.la

@@ -10,6 +10,7 @@ MP_TESTS_PROGS = \
 	tests/mp/p2p_errors tests/mp/p2p_singleton tests/mp/p2p_anytag_internal \
 	tests/mp/p2p_tcp_guard tests/mp/tcp_stranger tests/mp/p2p_tcp_peer_exit \
 	tests/mp/p2p_regcache tests/mp/p2p_rdma_fault tests/mp/rma_win tests/mp/rma_direct tests/mp/rma_shared tests/mp/comm_idup tests/mp/p2p_mprobe tests/mp/p2p_eager_classes \
+	tests/mp/neighbor_exchange \
 	tests/mp/p2p_wait_sleep tests/mp/p2p_cancel_send
 check_PROGRAMS += $(MP_TESTS_PROGS)
 MP_LIBS = librrt.la
@@ -34,6 +35,9 @@ tests_mp_p2p_mprobe_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_comm_idup_SOURCES = tests/mp/comm_idup.c $(MP_COMMON_SRC)
 tests_mp_comm_idup_LDADD = $(MP_LIBS)
 tests_mp_comm_idup_LDFLAGS = $(MP_LINK_FLAGS)
+tests_mp_neighbor_exchange_SOURCES = tests/mp/neighbor_exchange.c $(MP_COMMON_SRC)
+tests_mp_neighbor_exchange_LDADD = $(MP_LIBS)
+tests_mp_neighbor_exchange_LDFLAGS = $(MP_LINK_FLAGS)
 tests_mp_rma_shared_SOURCES = tests/mp/rma_shared.c $(MP_COMMON_SRC)
 tests_mp_rma_shared_LDADD = $(MP_LIBS)
 tests_mp_rma_shared_LDFLAGS = $(MP_LINK_FLAGS)

@@ -3,7 +3,7 @@
 # compares the two. -no-install: real binaries, so rrun and mpirun exec the same kind of file.
 MPI_TEST_PROGS = tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_comm tests/mpi/mpi_dtype \
 	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu \
-	tests/mpi/mpi_pairtype tests/mpi/mpi_cancel
+	tests/mpi/mpi_pairtype tests/mpi/mpi_cancel tests/mpi/mpi_neighbor
 check_PROGRAMS += $(MPI_TEST_PROGS)
 MPI_TEST_CPPFLAGS = -I$(top_srcdir)/include/rrt/mpi
 MPI_TEST_LIBS = librrt_mpi.la librrt.la
@@ -29,6 +29,10 @@ tests_mpi_mpi_topo_SOURCES = tests/mpi/mpi_topo.c tests/mpi/mtest.h
 tests_mpi_mpi_topo_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_topo_LDADD = $(MPI_TEST_LIBS)
 tests_mpi_mpi_topo_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_neighbor_SOURCES = tests/mpi/mpi_neighbor.c tests/mpi/mtest.h
+tests_mpi_mpi_neighbor_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_neighbor_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_neighbor_LDFLAGS = $(MPI_TEST_LINK)
 tests_mpi_mpi_env_SOURCES = tests/mpi/mpi_env.c tests/mpi/mtest.h
 tests_mpi_mpi_env_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_env_LDADD = $(MPI_TEST_LIBS)

@@ -4,9 +4,9 @@
  *
  * This is rrt's own MPI subset, not an ABI clone: programs are source-compatible, not
  * binary-compatible with Open MPI or MPICH. What is declared here is implemented; anything
- * absent (MPI-IO, dynamic processes, collectives on intercommunicators,
- * MPI_Type_get_contents, Fortran types, sessions) fails at compile or link time, never at run time
- * with a silent success.
+ * absent (MPI-IO, dynamic processes, collectives on intercommunicators, MPI_Type_get_contents,
+ * MPI_Dist_graph_create, persistent collectives, the profiling interface PMPI_*, Fortran types,
+ * sessions) fails at compile or link time, never at run time with a silent success.
  *
  * Handles are ints that carry their kind in the high bits, so a handle of the wrong kind is
  * reported (MPI_ERR_COMM, MPI_ERR_TYPE...) instead of crashing. Threading: at most
@@ -687,6 +687,42 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                              int maxoutdegree, int destinations[], int destweights[]);
+
+/* Neighbourhood collectives, on Cartesian, graph and distributed-graph communicators. Cartesian
+ * neighbours: for each dimension, the source then the destination of MPI_Cart_shift(d, 1), both
+ * ways. Where one rank is both neighbours of a periodic dimension (size 1 or 2), the block sent
+ * towards +1 still lands in its slot for the -1 neighbour and the other in the +1 slot. */
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const int recvcounts[], const int displs[],
+                            MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                           MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                           MPI_Comm comm);
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request);
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm, MPI_Request *request);
 
 /* ---- info ----------------------------------------------------------------------------------- */
 int MPI_Info_create(MPI_Info *info);
