@@ -103,6 +103,21 @@ int data(const char* fn, RmaOp op, const void* origin, void* result, size_t coun
   return RRT_SUCCESS;
 }
 
+// rrt_win_allocate and rrt_win_allocate_shared: rrt's memory (shared: one node-wide segment).
+int allocate(const char* fn, size_t size, int dispUnit, rrt_comm_t comm, void* baseptr,
+             rrt_win_t* win, bool shared) {
+  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
+  proto::Comm* c = api::checkComm(fn, comm);
+  if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm);
+  if (!win || !baseptr || dispUnit <= 0 || c->inter) RRT_API_FAIL(fn, c, Status::ErrArg);
+  rma::Window* w;
+  RRT_API_CHECK(fn, c, shared ? rma::createShared(*c, size, dispUnit, &w)
+                              : rma::create(*c, rma::Kind::Allocate, nullptr, size, dispUnit, &w));
+  *static_cast<void**>(baseptr) = w->base;
+  *win = w->handle;
+  return RRT_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -123,30 +138,12 @@ int rrt_win_create(void* base, size_t size, int disp_unit, rrt_comm_t comm, rrt_
 
 int rrt_win_allocate(size_t size, int disp_unit, rrt_comm_t comm, void* baseptr,
                      rrt_win_t* win) {
-  const char* fn = "rrt_win_allocate";
-  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
-  proto::Comm* c = api::checkComm(fn, comm);
-  if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm);
-  if (!win || !baseptr || disp_unit <= 0 || c->inter) RRT_API_FAIL(fn, c, Status::ErrArg);
-  rma::Window* w;
-  RRT_API_CHECK(fn, c, rma::create(*c, rma::Kind::Allocate, nullptr, size, disp_unit, &w));
-  *static_cast<void**>(baseptr) = w->base;
-  *win = w->handle;
-  return RRT_SUCCESS;
+  return allocate("rrt_win_allocate", size, disp_unit, comm, baseptr, win, false);
 }
 
 int rrt_win_allocate_shared(size_t size, int disp_unit, rrt_comm_t comm, void* baseptr,
                             rrt_win_t* win) {
-  const char* fn = "rrt_win_allocate_shared";
-  RRT_API_CHECK(fn, nullptr, api::checkActive(fn));
-  proto::Comm* c = api::checkComm(fn, comm);
-  if (!c) RRT_API_FAIL(fn, nullptr, Status::ErrComm);
-  if (!win || !baseptr || disp_unit <= 0 || c->inter) RRT_API_FAIL(fn, c, Status::ErrArg);
-  rma::Window* w;
-  RRT_API_CHECK(fn, c, rma::createShared(*c, size, disp_unit, &w));
-  *static_cast<void**>(baseptr) = w->base;
-  *win = w->handle;
-  return RRT_SUCCESS;
+  return allocate("rrt_win_allocate_shared", size, disp_unit, comm, baseptr, win, true);
 }
 
 int rrt_win_shared_query(rrt_win_t win, int rank, size_t* size, int* disp_unit, void* baseptr) {

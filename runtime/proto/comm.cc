@@ -232,33 +232,32 @@ Status commCreateInter(Comm& parent, const std::vector<int>& local, const std::v
   return Status::Ok;
 }
 
+namespace {
+bool contains(const std::vector<uint32_t>& v, uint32_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+void eraseOne(std::vector<uint32_t>& v, uint32_t x) {
+  auto it = std::find(v.begin(), v.end(), x);
+  if (it != v.end()) v.erase(it);
+}
+}  // namespace
+
 uint32_t ctxOffer(uint32_t floor) {
   uint32_t c = std::max(gNextCtx, (floor + 1) & ~1u);
-  auto held = [](uint32_t v) {
-    return std::find(gClaimed.begin(), gClaimed.end(), v) != gClaimed.end() ||
-           std::find(gOffered.begin(), gOffered.end(), v) != gOffered.end();
-  };
-  while (held(c)) c += 2;
+  while (contains(gClaimed, c) || contains(gOffered, c)) c += 2;
   gOffered.push_back(c);
   return c;
 }
 
-void ctxWithdraw(uint32_t c) {
-  auto it = std::find(gOffered.begin(), gOffered.end(), c);
-  if (it != gOffered.end()) gOffered.erase(it);
-}
+void ctxWithdraw(uint32_t c) { eraseOne(gOffered, c); }
 
 bool ctxClaim(uint32_t c) {
-  if (c < gNextCtx || (c & 1) || std::find(gClaimed.begin(), gClaimed.end(), c) != gClaimed.end())
-    return false;
+  if (c < gNextCtx || (c & 1) || contains(gClaimed, c)) return false;
   gClaimed.push_back(c);
   return true;
 }
 
-void ctxUnclaim(uint32_t c) {
-  auto it = std::find(gClaimed.begin(), gClaimed.end(), c);
-  if (it != gClaimed.end()) gClaimed.erase(it);
-}
+void ctxUnclaim(uint32_t c) { eraseOne(gClaimed, c); }
 
 void ctxCommit(uint32_t c) {
   ctxUnclaim(c);
