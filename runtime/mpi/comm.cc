@@ -10,13 +10,11 @@
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
-namespace {
 // At namespace scope, not a function-local static: no initialization guard on every lookup.
 Table<Comm> gComms;
+namespace {
 Table<Comm>& comms() { return gComms; }
 }  // namespace
-
-Comm* commGet(MPI_Comm handle) { return comms().get(handleIndex(handle, kKindComm)); }
 
 Comm* commCheck(MPI_Comm handle, const char* fn, int* err) {
   Comm* c = commGet(handle);

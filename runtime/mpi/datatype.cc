@@ -11,10 +11,11 @@
 #include "runtime/mpi/typemap.h"
 
 namespace rrt::mpi {
-namespace {
-
 // At namespace scope, not a function-local static: no initialization guard on every lookup.
 Table<Type> gTypes;
+
+namespace {
+
 Table<Type>& types() { return gTypes; }
 std::unordered_map<rrt_datatype_t, MPI_Datatype>& opTypes() {
   static std::unordered_map<rrt_datatype_t, MPI_Datatype> m;
@@ -110,8 +111,6 @@ int argErr(const char* fn) { return raise(MPI_COMM_WORLD, MPI_ERR_ARG, fn); }
 
 // A type freed while persistent requests hold it stays valid for them (and, erroneously used,
 // for the program) until the last one lets go.
-Type* typeGet(MPI_Datatype handle) { return types().get(handleIndex(handle, kKindType)); }
-
 namespace {
 void typeDestroy(MPI_Datatype handle, Type* t) {
   if (t->opType != RRT_DATATYPE_NULL) {

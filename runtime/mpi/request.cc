@@ -1,15 +1,17 @@
 // Requests and their completion: MPI_Wait/Test and their -all/-any/-some forms over rrt's, plus
 // what rrt requests do not carry: staging to unpack or free on completion, persistent requests
 // (inactive between completions), and MPI_Request_get_status, which must not free.
+#include <algorithm>
 #include <vector>
 
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
-namespace {
-
 // At namespace scope, not a function-local static: no initialization guard on every lookup.
 Table<Request> gRequests;
+
+namespace {
+
 Table<Request>& requests() { return gRequests; }
 
 struct Detached {
@@ -26,6 +28,7 @@ std::vector<Detached>& detached() {
 std::vector<rrt_request_t> gRr;
 std::vector<rrt_status_t> gSt;
 std::vector<int> gIdx;
+std::vector<Request*> gReq;
 
 // True when the request has nothing in flight: null, inactive persistent.
 bool inactive(const Request& r) { return r.rr == RRT_REQUEST_NULL && !r.done; }
@@ -73,10 +76,6 @@ MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool p2p) {
   r.stage = std::move(st);
   r.p2p = p2p;
   return kKindRequest | idx;
-}
-
-Request* requestGet(MPI_Request handle) {
-  return requests().get(handleIndex(handle, kKindRequest));
 }
 
 void requestDetach(rrt_request_t rr, Stage&& st, size_t bsendBytes) {
@@ -211,27 +210,45 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
 
 int MPI_Waitall(int count, MPI_Request requests_[], MPI_Status statuses[]) {
   if (count < 0 || (count > 0 && requests_ == nullptr)) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
-  if (!gather(count, requests_)) return reqErr(__func__);
-  int rc = rrt_waitall(static_cast<size_t>(count), gRr.data(), gSt.data());
+  // One lookup per handle (kept in gReq; nullptr: null or inactive), then one pass to finish.
+  const size_t n = static_cast<size_t>(count);
+  if (gReq.size() < n) gReq.resize(n);
+  if (gRr.size() < n) gRr.resize(n);
+  if (gSt.size() < n) gSt.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    Request* r = nullptr;
+    if (requests_[i] != MPI_REQUEST_NULL) {
+      r = requestGet(requests_[i]);
+      if (r == nullptr) return reqErr(__func__);
+      if (inactive(*r)) r = nullptr;
+    }
+    gReq[i] = r;
+    gRr[i] = r ? r->rr : RRT_REQUEST_NULL;
+  }
+  int rc = rrt_waitall(n, gRr.data(), gSt.data());
+  // rrt fills every status unless it failed before completing anything.
+  if (rc != RRT_SUCCESS && rc != RRT_ERR_IN_STATUS)
+    std::fill(gSt.begin(), gSt.begin() + count, rrt_status_t{});
   MPI_Comm errComm = MPI_COMM_WORLD;
   bool anyFailed = false;
-  for (int i = 0; i < count && !anyFailed; ++i) {  // every status gets MPI_ERROR if any failed
-    Request* r = requests_[i] == MPI_REQUEST_NULL ? nullptr : requestGet(requests_[i]);
-    if (r == nullptr || inactive(*r)) continue;
+  for (size_t i = 0; i < n && !anyFailed; ++i) {  // every status gets MPI_ERROR if any failed
+    const Request* r = gReq[i];
+    if (r == nullptr) continue;
     int e = r->done ? (r->doneRc ? r->doneRc : r->doneStatus.error) : gSt[i].error;
     if (e != RRT_SUCCESS) anyFailed = true, errComm = r->comm;
   }
-  for (int i = 0; i < count; ++i) {
+  const bool setError = rc == RRT_ERR_IN_STATUS || anyFailed;
+  for (size_t i = 0; i < n; ++i) {
     MPI_Status* st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-    Request* r = requests_[i] == MPI_REQUEST_NULL ? nullptr : requestGet(requests_[i]);
-    if (r == nullptr || inactive(*r)) {
+    Request* r = gReq[i];
+    if (r == nullptr) {
       statusEmpty(st, rc == RRT_ERR_IN_STATUS);
       continue;
     }
     rrt_status_t s = r->done ? r->doneStatus : gSt[i];
     if (r->done && r->doneRc != RRT_SUCCESS && s.error == RRT_SUCCESS) s.error = r->doneRc;
     finishOne(&requests_[i], r, s);
-    statusFromRrt(s, st, rc == RRT_ERR_IN_STATUS || anyFailed);
+    statusFromRrt(s, st, setError);
   }
   if (!detached().empty()) requestReap(false, false);
   if (anyFailed || rc == RRT_ERR_IN_STATUS) return raise(errComm, MPI_ERR_IN_STATUS, __func__);

@@ -128,7 +128,10 @@ struct Comm {
   std::vector<int> attrOrder;      // the keyvals of attrs in the order they were set
   std::map<std::string, std::string> hints;  // MPI_Comm_set_info
 };
-Comm* commGet(MPI_Comm handle);
+// The tables live in comm.cc, datatype.cc and request.cc; the lookups are inline because every
+// call of the point-to-point fast path makes two or three of them.
+extern Table<Comm> gComms;
+inline Comm* commGet(MPI_Comm handle) { return gComms.get(handleIndex(handle, kKindComm)); }
 // nullptr plus the error raised on MPI_COMM_WORLD (MPI_ERR_COMM) for an invalid handle.
 Comm* commCheck(MPI_Comm handle, const char* fn, int* err);
 // Wraps a new rrt communicator (RRT_COMM_NULL gives MPI_COMM_NULL). Inherits errh from parent.
@@ -182,7 +185,8 @@ struct Type {
   int refs = 0;
   bool freed = false;
 };
-Type* typeGet(MPI_Datatype handle);
+extern Table<Type> gTypes;
+inline Type* typeGet(MPI_Datatype handle) { return gTypes.get(handleIndex(handle, kKindType)); }
 void typeRetain(MPI_Datatype handle);
 void typeRelease(MPI_Datatype handle);
 // An element's data lies in one byte range of size bytes at displacement blocks[0].disp,
@@ -272,7 +276,10 @@ struct Request {
 };
 // New request for an rrt request and its staging (moved in). Returns the MPI handle.
 MPI_Request requestMake(rrt_request_t rr, MPI_Comm comm, Stage&& st, bool p2p);
-Request* requestGet(MPI_Request handle);
+extern Table<Request> gRequests;
+inline Request* requestGet(MPI_Request handle) {
+  return gRequests.get(handleIndex(handle, kKindRequest));
+}
 // Keeps an rrt request that nobody waits for (MPI_Request_free, MPI_Bsend) with its staging
 // until it completes; reaped from every completion call and drained by MPI_Finalize.
 void requestDetach(rrt_request_t rr, Stage&& st, size_t bsendBytes);
