@@ -2,6 +2,7 @@
 // and user keyvals with their copy/delete callbacks, run on MPI_Comm_dup and MPI_Comm_free.
 #include <algorithm>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -95,9 +96,10 @@ int MPI_COMM_DUP_FN(MPI_Comm, int, void*, void* in, void* out, int* flag) {
 }
 int MPI_COMM_NULL_DELETE_FN(MPI_Comm, int, void*, void*) { return MPI_SUCCESS; }
 
-int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
-                           MPI_Comm_delete_attr_function* delete_fn, int* keyval,
-                           void* extra_state) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_create_keyval);
+int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
+                            MPI_Comm_delete_attr_function* delete_fn, int* keyval,
+                            void* extra_state) {
   if (keyval == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   int idx = keyvals().add(Keyval{copy_fn, delete_fn, extra_state, 1});
   if (idx >= 0x400000) return raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
@@ -105,7 +107,8 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function* copy_fn,
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_free_keyval(int* keyval) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_free_keyval);
+int PMPI_Comm_free_keyval(int* keyval) {
   int idx = keyval ? handleIndex(*keyval, kKindKeyval) : -1;
   if (keyvals().get(idx) == nullptr || predefined(*keyval))
     return raise(MPI_COMM_WORLD, MPI_ERR_KEYVAL, __func__);
@@ -114,7 +117,8 @@ int MPI_Comm_free_keyval(int* keyval) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_set_attr);
+int PMPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -128,7 +132,8 @@ int MPI_Comm_set_attr(MPI_Comm comm, int keyval, void* attribute_val) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_get_attr);
+int PMPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -145,7 +150,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag)
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_delete_attr);
+int PMPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -155,17 +161,22 @@ int MPI_Comm_delete_attr(MPI_Comm comm, int keyval) {
   return MPI_SUCCESS;
 }
 
-int MPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
-                      void* extra_state) {
-  return MPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
+RRT_MPI_WEAK_ALIAS(MPI_Keyval_create);
+int PMPI_Keyval_create(MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                       void* extra_state) {
+  return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
-int MPI_Keyval_free(int* keyval) { return MPI_Comm_free_keyval(keyval); }
-int MPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
-  return MPI_Comm_set_attr(comm, keyval, attribute_val);
+RRT_MPI_WEAK_ALIAS(MPI_Keyval_free);
+int PMPI_Keyval_free(int* keyval) { return PMPI_Comm_free_keyval(keyval); }
+RRT_MPI_WEAK_ALIAS(MPI_Attr_put);
+int PMPI_Attr_put(MPI_Comm comm, int keyval, void* attribute_val) {
+  return PMPI_Comm_set_attr(comm, keyval, attribute_val);
 }
-int MPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
-  return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+RRT_MPI_WEAK_ALIAS(MPI_Attr_get);
+int PMPI_Attr_get(MPI_Comm comm, int keyval, void* attribute_val, int* flag) {
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
-int MPI_Attr_delete(MPI_Comm comm, int keyval) { return MPI_Comm_delete_attr(comm, keyval); }
+RRT_MPI_WEAK_ALIAS(MPI_Attr_delete);
+int PMPI_Attr_delete(MPI_Comm comm, int keyval) { return PMPI_Comm_delete_attr(comm, keyval); }
 
 }  // extern "C"

@@ -4,6 +4,7 @@
 // for example) are not looked at, since programs pass anything there.
 #include <vector>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -516,28 +517,35 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, __func__); }
-int MPI_Ibarrier(MPI_Comm comm, MPI_Request* request) { return barrier(comm, request, __func__); }
+RRT_MPI_WEAK_ALIAS(MPI_Barrier);
+int PMPI_Barrier(MPI_Comm comm) { return barrier(comm, nullptr, __func__); }
+RRT_MPI_WEAK_ALIAS(MPI_Ibarrier);
+int PMPI_Ibarrier(MPI_Comm comm, MPI_Request* request) { return barrier(comm, request, __func__); }
 
-int MPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Bcast);
+int PMPI_Bcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm) {
   return bcast(buffer, count, datatype, root, comm, nullptr, __func__);
 }
-int MPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-               MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ibcast);
+int PMPI_Ibcast(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Request* request) {
   return bcast(buffer, count, datatype, root, comm, request, __func__);
 }
 
-int MPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               int root, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Reduce);
+int PMPI_Reduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm) {
   return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr, __func__);
 }
-int MPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                int root, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ireduce);
+int PMPI_Ireduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Request* request) {
   return reduce(sendbuf, recvbuf, count, datatype, op, root, comm, request, __func__);
 }
 
-int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op) {
+RRT_MPI_WEAK_ALIAS(MPI_Reduce_local);
+int PMPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype,
+                      MPI_Op op) {
   Call k(MPI_COMM_SELF, __func__, nullptr);  // no communicator: MPI_COMM_SELF's handler
   if (!k.ok()) return k.err;
   if (inPlace(inbuf)) return raise(MPI_COMM_SELF, MPI_ERR_BUFFER, __func__);
@@ -549,151 +557,179 @@ int MPI_Reduce_local(const void* inbuf, void* inoutbuf, int count, MPI_Datatype 
   return k.done(rrt_reduce_local(s.ptr, d.ptr, s.count, s.type, r.op->rop));
 }
 
-int MPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                  MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Allreduce);
+int PMPI_Allreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm) {
   return allred(AllRed::All, sendbuf, recvbuf, count, datatype, op, comm, nullptr, __func__);
 }
-int MPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iallreduce);
+int PMPI_Iallreduce(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return allred(AllRed::All, sendbuf, recvbuf, count, datatype, op, comm, request, __func__);
 }
-int MPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Scan);
+int PMPI_Scan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm) {
   return allred(AllRed::Scan, sendbuf, recvbuf, count, datatype, op, comm, nullptr, __func__);
 }
-int MPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-              MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iscan);
+int PMPI_Iscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Request* request) {
   return allred(AllRed::Scan, sendbuf, recvbuf, count, datatype, op, comm, request, __func__);
 }
-int MPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Exscan);
+int PMPI_Exscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm) {
   return allred(AllRed::Exscan, sendbuf, recvbuf, count, datatype, op, comm, nullptr, __func__);
 }
-int MPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iexscan);
+int PMPI_Iexscan(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Request* request) {
   return allred(AllRed::Exscan, sendbuf, recvbuf, count, datatype, op, comm, request, __func__);
 }
 
-int MPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Reduce_scatter_block);
+int PMPI_Reduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return reduceScatterBlock(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr, __func__);
 }
-int MPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ireduce_scatter_block);
+int PMPI_Ireduce_scatter_block(const void* sendbuf, void* recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                               MPI_Request* request) {
   return reduceScatterBlock(sendbuf, recvbuf, recvcount, datatype, op, comm, request, __func__);
 }
-int MPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Reduce_scatter);
+int PMPI_Reduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm) {
   return reduceScatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr, __func__);
 }
-int MPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
-                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ireduce_scatter);
+int PMPI_Ireduce_scatter(const void* sendbuf, void* recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request) {
   return reduceScatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, __func__);
 }
 
-int MPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return fixed(Fixed::Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-               comm, nullptr, __func__);
-}
-int MPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request* request) {
-  return fixed(Fixed::Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-               comm, request, __func__);
-}
-int MPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RRT_MPI_WEAK_ALIAS(MPI_Gather);
+int PMPI_Gather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
-  return fixed(Fixed::Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+  return fixed(Fixed::Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                comm, nullptr, __func__);
 }
-int MPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RRT_MPI_WEAK_ALIAS(MPI_Igather);
+int PMPI_Igather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request* request) {
+  return fixed(Fixed::Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+               comm, request, __func__);
+}
+RRT_MPI_WEAK_ALIAS(MPI_Scatter);
+int PMPI_Scatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  return fixed(Fixed::Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+               comm, nullptr, __func__);
+}
+RRT_MPI_WEAK_ALIAS(MPI_Iscatter);
+int PMPI_Iscatter(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request* request) {
   return fixed(Fixed::Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                comm, request, __func__);
 }
-int MPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Allgather);
+int PMPI_Allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return fixed(Fixed::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0,
                comm, nullptr, __func__);
 }
-int MPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iallgather);
+int PMPI_Iallgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return fixed(Fixed::Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0,
                comm, request, __func__);
 }
-int MPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Alltoall);
+int PMPI_Alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return fixed(Fixed::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0,
                comm, nullptr, __func__);
 }
-int MPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ialltoall);
+int PMPI_Ialltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return fixed(Fixed::Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, 0,
                comm, request, __func__);
 }
 
-int MPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm) {
-  return gatherv(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
-                 comm, nullptr, __func__);
-}
-int MPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+RRT_MPI_WEAK_ALIAS(MPI_Gatherv);
+int PMPI_Gatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                 MPI_Comm comm, MPI_Request* request) {
+                 MPI_Comm comm) {
+  return gatherv(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+                 comm, nullptr, __func__);
+}
+RRT_MPI_WEAK_ALIAS(MPI_Igatherv);
+int PMPI_Igatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Request* request) {
   return gatherv(false, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
                  comm, request, __func__);
 }
-int MPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Allgatherv);
+int PMPI_Allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm) {
   return gatherv(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, 0,
                  comm, nullptr, __func__);
 }
-int MPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                    MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iallgatherv);
+int PMPI_Iallgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Request* request) {
   return gatherv(true, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, 0,
                  comm, request, __func__);
 }
-int MPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Scatterv);
+int PMPI_Scatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm) {
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                   nullptr, __func__);
 }
-int MPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
-                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                  int root, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Iscatterv);
+int PMPI_Iscatterv(const void* sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request* request) {
   return scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm,
                   request, __func__);
 }
-int MPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Alltoallv);
+int PMPI_Alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                    comm, nullptr, __func__);
 }
-int MPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ialltoallv);
+int PMPI_Ialltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request* request) {
   return alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
                    comm, request, __func__);
 }
-int MPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                  const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Alltoallw);
+int PMPI_Alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm) {
   return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes, comm, nullptr, __func__);
 }
-int MPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                   const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                   MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ialltoallw);
+int PMPI_Ialltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                    const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                    MPI_Request* request) {
   return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes, comm, request, __func__);
 }

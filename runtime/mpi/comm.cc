@@ -7,6 +7,7 @@
 #include <cstring>
 #include <memory>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -163,7 +164,8 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Comm_rank(MPI_Comm comm, int* rank) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_rank);
+int PMPI_Comm_rank(MPI_Comm comm, int* rank) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -171,7 +173,8 @@ int MPI_Comm_rank(MPI_Comm comm, int* rank) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_size(MPI_Comm comm, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_size);
+int PMPI_Comm_size(MPI_Comm comm, int* size) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -179,7 +182,8 @@ int MPI_Comm_size(MPI_Comm comm, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_dup);
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -247,24 +251,28 @@ int idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request, const MPI_Info*
 }
 }  // namespace
 
-int MPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_idup);
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request) {
   return idup(comm, newcomm, request, nullptr, __func__);
 }
 
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
-                            MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_idup_with_info);
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm,
+                             MPI_Request* request) {
   if (info != MPI_INFO_NULL && infoGet(info) == nullptr) return raise(comm, MPI_ERR_INFO, __func__);
   return idup(comm, newcomm, request, &info, __func__);
 }
 
-int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_dup_with_info);
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm) {
   if (info != MPI_INFO_NULL && infoGet(info) == nullptr) return raise(comm, MPI_ERR_INFO, __func__);
-  if (int e = MPI_Comm_dup(comm, newcomm)) return e;
+  if (int e = PMPI_Comm_dup(comm, newcomm)) return e;
   commGet(*newcomm)->hints = info == MPI_INFO_NULL ? decltype(Comm::hints){} : *infoGet(info);
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_split);
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -276,7 +284,8 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
 }
 
 // Processes on one node (per the launcher's PMIx node map) share memory.
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_split_type);
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -292,7 +301,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info, MPI_Co
 
 // Members of group get a communicator in group order. Disjoint groups on different processes
 // (allowed since MPI 2.2) get distinct colors: the lowest world rank of each group.
-int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_create);
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -325,7 +335,8 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm) {
 
 // Collective over the members of group only; tag keeps concurrent calls apart. Processes
 // outside group get MPI_COMM_NULL (as MPI_Comm_create gives them).
-int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_create_group);
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -355,8 +366,9 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* new
 // The leaders exchange their groups (world ranks) over peer_comm with tag, each broadcasts the
 // other group in its local_comm; then both groups form the union over MPI_COMM_WORLD (every
 // rrt process is in it) with the group of the lower first world rank first.
-int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
-                         int remote_leader, int tag, MPI_Comm* newintercomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Intercomm_create);
+int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
+                          int remote_leader, int tag, MPI_Comm* newintercomm) {
   int err;
   Comm* c = commCheck(local_comm, __func__, &err);
   if (!c) return err;
@@ -407,7 +419,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 }
 
 // The group with high = false comes first; with equal values, the union's order.
-int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Intercomm_merge);
+int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   int err;
   Comm* c = commCheck(intercomm, __func__, &err);
   if (!c) return err;
@@ -428,7 +441,8 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
   return commWrap(rc, *commGet(intercomm), newintracomm);
 }
 
-int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_remote_size);
+int PMPI_Comm_remote_size(MPI_Comm comm, int* size) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -437,7 +451,8 @@ int MPI_Comm_remote_size(MPI_Comm comm, int* size) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_remote_group);
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -445,7 +460,8 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group* group) {
   return groupMake(c->remoteWorldRanks, group);
 }
 
-int MPI_Comm_free(MPI_Comm* comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_free);
+int PMPI_Comm_free(MPI_Comm* comm) {
   int err;
   Comm* c = commCheck(comm ? *comm : MPI_COMM_NULL, __func__, &err);
   if (!c) return err;
@@ -461,7 +477,8 @@ int MPI_Comm_free(MPI_Comm* comm) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_compare);
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   int err;
   Comm* a = commCheck(comm1, __func__, &err);
   if (!a) return err;
@@ -485,7 +502,8 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_test_inter);
+int PMPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -493,7 +511,8 @@ int MPI_Comm_test_inter(MPI_Comm comm, int* flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_set_name);
+int PMPI_Comm_set_name(MPI_Comm comm, const char* name) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -502,7 +521,8 @@ int MPI_Comm_set_name(MPI_Comm comm, const char* name) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_get_name);
+int PMPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -511,7 +531,8 @@ int MPI_Comm_get_name(MPI_Comm comm, char* name, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_set_info);
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -521,7 +542,8 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_get_info);
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info* info_used) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/typemap.h"
 
 namespace rrt::mpi {
@@ -185,48 +186,55 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Type_size(MPI_Datatype datatype, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_size);
+int PMPI_Type_size(MPI_Datatype datatype, int* size) {
   GET_TYPE(t, datatype);
   *size = t->sigSize > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->sigSize);
   return MPI_SUCCESS;
 }
 
-int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_size_x);
+int PMPI_Type_size_x(MPI_Datatype datatype, MPI_Count* size) {
   GET_TYPE(t, datatype);
   *size = static_cast<MPI_Count>(t->sigSize);
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_get_extent);
+int PMPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent) {
   GET_TYPE(t, datatype);
   *lb = t->lb;
   *extent = t->extent;
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_get_extent_x);
+int PMPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count* lb, MPI_Count* extent) {
   GET_TYPE(t, datatype);
   *lb = t->lb;
   *extent = t->extent;
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_get_true_extent);
+int PMPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent) {
   GET_TYPE(t, datatype);
   *true_lb = t->trueLb;
   *true_extent = t->trueUb - t->trueLb;
   return MPI_SUCCESS;
 }
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_contiguous);
+int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   return envelope(makeDerived({Piece{0, static_cast<size_t>(count), t}}, false, newtype), newtype,
                   MPI_COMBINER_CONTIGUOUS, 1, 0, 1);
 }
 
-int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                            MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_hvector);
+int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                             MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (count < 0 || blocklength < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<Piece> p;
@@ -234,18 +242,20 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
   return envelope(makeDerived(p, false, newtype), newtype, MPI_COMBINER_HVECTOR, 2, 1, 1);
 }
 
-int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
-                    MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_vector);
+int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                     MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
-  return envelope(MPI_Type_create_hvector(count, blocklength,
-                                          static_cast<MPI_Aint>(stride) * t->extent, oldtype,
-                                          newtype),
+  return envelope(PMPI_Type_create_hvector(count, blocklength,
+                                           static_cast<MPI_Aint>(stride) * t->extent, oldtype,
+                                           newtype),
                   newtype, MPI_COMBINER_VECTOR, 3, 0, 1);
 }
 
-int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
-                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                             MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_hindexed);
+int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                              MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<Piece> p;
@@ -257,39 +267,43 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                   count, 1);
 }
 
-int MPI_Type_indexed(int count, const int array_of_blocklengths[],
-                     const int array_of_displacements[], MPI_Datatype oldtype,
-                     MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_indexed);
+int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
+                      const int array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<MPI_Aint> d(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) d[i] = static_cast<MPI_Aint>(array_of_displacements[i]) * t->extent;
   return envelope(
-      MPI_Type_create_hindexed(count, array_of_blocklengths, d.data(), oldtype, newtype),
+      PMPI_Type_create_hindexed(count, array_of_blocklengths, d.data(), oldtype, newtype),
       newtype, MPI_COMBINER_INDEXED, 2 * count + 1, 0, 1);
 }
 
-int MPI_Type_create_hindexed_block(int count, int blocklength,
-                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
-                                   MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_hindexed_block);
+int PMPI_Type_create_hindexed_block(int count, int blocklength,
+                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype* newtype) {
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<int> b(static_cast<size_t>(count), blocklength);
-  return envelope(MPI_Type_create_hindexed(count, b.data(), array_of_displacements, oldtype,
-                                           newtype),
+  return envelope(PMPI_Type_create_hindexed(count, b.data(), array_of_displacements, oldtype,
+                                            newtype),
                   newtype, MPI_COMBINER_HINDEXED_BLOCK, 2, count, 1);
 }
 
-int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
-                                  MPI_Datatype oldtype, MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_indexed_block);
+int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype) {
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<int> b(static_cast<size_t>(count), blocklength);
-  return envelope(MPI_Type_indexed(count, b.data(), array_of_displacements, oldtype, newtype),
+  return envelope(PMPI_Type_indexed(count, b.data(), array_of_displacements, oldtype, newtype),
                   newtype, MPI_COMBINER_INDEXED_BLOCK, count + 2, 0, 1);
 }
 
-int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
-                           const MPI_Aint array_of_displacements[],
-                           const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_struct);
+int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                            const MPI_Aint array_of_displacements[],
+                            const MPI_Datatype array_of_types[], MPI_Datatype* newtype) {
   if (count < 0) return raise(MPI_COMM_WORLD, MPI_ERR_COUNT, __func__);
   std::vector<Piece> p;
   for (int i = 0; i < count; ++i) {
@@ -303,9 +317,10 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
 
 // An ndims-dimensional block of a larger array: rows of subsizes[last] elements, the whole
 // type resized to the full array so that consecutive elements tile it.
-int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
-                             const int array_of_starts[], int order, MPI_Datatype oldtype,
-                             MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_subarray);
+int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                              const int array_of_starts[], int order, MPI_Datatype oldtype,
+                              MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   if (ndims <= 0 || (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)) return argErr(__func__);
   std::vector<int> sizes(array_of_sizes, array_of_sizes + ndims);
@@ -343,8 +358,9 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
   return envelope(MPI_SUCCESS, newtype, MPI_COMBINER_SUBARRAY, 3 * ndims + 2, 0, 1);
 }
 
-int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                            MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_create_resized);
+int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                             MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   Type nt;
   typeBuild({Piece{0, 1, t}}, false, &nt);
@@ -354,7 +370,8 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
   return envelope(MPI_SUCCESS, newtype, MPI_COMBINER_RESIZED, 0, 2, 1);
 }
 
-int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_dup);
+int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
   GET_TYPE(t, oldtype);
   Type nt = *t;
   nt.predefined = false;
@@ -366,14 +383,16 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype* newtype) {
 }
 
 // Committing a predefined type is allowed and does nothing (as in Open MPI and MPICH).
-int MPI_Type_commit(MPI_Datatype* datatype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_commit);
+int PMPI_Type_commit(MPI_Datatype* datatype) {
   if (datatype == nullptr) return argErr(__func__);
   GET_TYPE(t, *datatype);
   t->committed = true;
   return MPI_SUCCESS;
 }
 
-int MPI_Type_free(MPI_Datatype* datatype) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_free);
+int PMPI_Type_free(MPI_Datatype* datatype) {
   if (datatype == nullptr) return argErr(__func__);
   GET_TYPE(t, *datatype);
   if (t->predefined || t->freed) return typeErr(__func__);
@@ -383,8 +402,9 @@ int MPI_Type_free(MPI_Datatype* datatype) {
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
-                          int* num_datatypes, int* combiner) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_get_envelope);
+int PMPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                           int* num_datatypes, int* combiner) {
   GET_TYPE(t, datatype);
   if (!num_integers || !num_addresses || !num_datatypes || !combiner) return argErr(__func__);
   *num_integers = t->nInts;
@@ -394,21 +414,24 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int* num_integers, int* num_add
   return MPI_SUCCESS;
 }
 
-int MPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_get_name);
+int PMPI_Type_get_name(MPI_Datatype datatype, char* type_name, int* resultlen) {
   GET_TYPE(t, datatype);
   std::memcpy(type_name, t->name.c_str(), t->name.size() + 1);
   *resultlen = static_cast<int>(t->name.size());
   return MPI_SUCCESS;
 }
 
-int MPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
+RRT_MPI_WEAK_ALIAS(MPI_Type_set_name);
+int PMPI_Type_set_name(MPI_Datatype datatype, const char* type_name) {
   GET_TYPE(t, datatype);
   if (type_name == nullptr) return argErr(__func__);
   t->name.assign(type_name, strnlen(type_name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
 
-int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+RRT_MPI_WEAK_ALIAS(MPI_Get_count);
+int PMPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   GET_TYPE(t, datatype);
   if (status == MPI_STATUS_IGNORE) return argErr(__func__);
   size_t bytes = status->rrt_bytes_;
@@ -421,7 +444,8 @@ int MPI_Get_count(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
+RRT_MPI_WEAK_ALIAS(MPI_Get_elements_x);
+int PMPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Count* count) {
   GET_TYPE(t, datatype);
   if (status == MPI_STATUS_IGNORE) return argErr(__func__);
   size_t n = typeElements(*t, status->rrt_bytes_);
@@ -429,21 +453,24 @@ int MPI_Get_elements_x(const MPI_Status* status, MPI_Datatype datatype, MPI_Coun
   return MPI_SUCCESS;
 }
 
-int MPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
+RRT_MPI_WEAK_ALIAS(MPI_Get_elements);
+int PMPI_Get_elements(const MPI_Status* status, MPI_Datatype datatype, int* count) {
   MPI_Count n;
-  if (int e = MPI_Get_elements_x(status, datatype, &n)) return e;
+  if (int e = PMPI_Get_elements_x(status, datatype, &n)) return e;
   *count = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
+RRT_MPI_WEAK_ALIAS(MPI_Status_set_elements);
+int PMPI_Status_set_elements(MPI_Status* status, MPI_Datatype datatype, int count) {
   GET_TYPE(t, datatype);
   if (status == MPI_STATUS_IGNORE || count < 0) return argErr(__func__);
   status->rrt_bytes_ = typeBytesOfElements(*t, static_cast<size_t>(count));
   return MPI_SUCCESS;
 }
 
-int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Pack_size);
+int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) {
   GET_TYPE(t, datatype);
   int err;
   if (!commCheck(comm, __func__, &err)) return err;
@@ -452,8 +479,9 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int* size) 
   return MPI_SUCCESS;
 }
 
-int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
-             int* position, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Pack);
+int PMPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+              int* position, MPI_Comm comm) {
   GET_TYPE(t, datatype);
   int err;
   if (!commCheck(comm, __func__, &err)) return err;
@@ -467,8 +495,9 @@ int MPI_Pack(const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf
   return MPI_SUCCESS;
 }
 
-int MPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
-               MPI_Datatype datatype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Unpack);
+int PMPI_Unpack(const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+                MPI_Datatype datatype, MPI_Comm comm) {
   GET_TYPE(t, datatype);
   int err;
   if (!commCheck(comm, __func__, &err)) return err;

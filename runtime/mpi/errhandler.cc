@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unistd.h>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -123,9 +124,10 @@ void* errhandlerFn(MPI_Errhandler e) {
 bool errhandlerValid(MPI_Errhandler e) { return errhs().get(handleIndex(e, kKindErrh)) != nullptr; }
 
 [[noreturn]] void fatal(int code, const char* fn, rrt_comm_t rc) {
+  if (std::strncmp(fn, "PMPI_", 5) == 0) ++fn;  // the name the program called (pmpi.h)
   char msg[MPI_MAX_ERROR_STRING];
   int len = 0;
-  MPI_Error_string(code, msg, &len);
+  PMPI_Error_string(code, msg, &len);
   int wr = 0;
   rrt_comm_rank(RRT_COMM_WORLD, &wr);
   std::fprintf(stderr, "rrt MPI [rank %d]: %s: %s (MPI_ERRORS_ARE_FATAL: aborting the job)\n",
@@ -159,14 +161,16 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Error_class(int errorcode, int* errorclass) {
+RRT_MPI_WEAK_ALIAS(MPI_Error_class);
+int PMPI_Error_class(int errorcode, int* errorclass) {
   int cls = errorcode >= 0x100 ? (errorcode & 0xff) : errorcode;
   if (errorcode < 0 || className(cls) == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *errorclass = cls;
   return MPI_SUCCESS;
 }
 
-int MPI_Error_string(int errorcode, char* string, int* resultlen) {
+RRT_MPI_WEAK_ALIAS(MPI_Error_string);
+int PMPI_Error_string(int errorcode, char* string, int* resultlen) {
   int cls = errorcode >= 0x100 ? (errorcode & 0xff) : errorcode;
   const char* name = errorcode >= 0 ? className(cls) : nullptr;
   if (name == nullptr) {
@@ -183,20 +187,23 @@ int MPI_Error_string(int errorcode, char* string, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-int MPI_Win_create_errhandler(MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_create_errhandler);
+int PMPI_Win_create_errhandler(MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler) {
   if (fn == nullptr || errhandler == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *errhandler =
       kKindErrh | errhs().add(Errh{reinterpret_cast<MPI_Comm_errhandler_function*>(fn), 1});
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_create_errhandler);
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler) {
   if (fn == nullptr || errhandler == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *errhandler = kKindErrh | errhs().add(Errh{fn, 1});
   return MPI_SUCCESS;
 }
 
-int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Errhandler_free);
+int PMPI_Errhandler_free(MPI_Errhandler* errhandler) {
   if (errhandler == nullptr || errhs().get(handleIndex(*errhandler, kKindErrh)) == nullptr)
     return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   errhandlerRelease(*errhandler);  // predefined ones never reach zero
@@ -204,7 +211,8 @@ int MPI_Errhandler_free(MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_set_errhandler);
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -216,7 +224,8 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_get_errhandler);
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -225,7 +234,8 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_call_errhandler);
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode) {
   int err;
   if (!commCheck(comm, __func__, &err)) return err;
   raise(comm, errorcode, __func__);

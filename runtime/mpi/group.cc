@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -43,27 +44,31 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
+RRT_MPI_WEAK_ALIAS(MPI_Comm_group);
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group* group) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
   return groupMake(commWorldRanks(*c), group);
 }
 
-int MPI_Group_size(MPI_Group group, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_size);
+int PMPI_Group_size(MPI_Group group, int* size) {
   GET_GROUP(g, group);
   *size = static_cast<int>(g->size());
   return MPI_SUCCESS;
 }
 
-int MPI_Group_rank(MPI_Group group, int* rank) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_rank);
+int PMPI_Group_rank(MPI_Group group, int* rank) {
   GET_GROUP(g, group);
   auto it = std::find(g->begin(), g->end(), myWorldRank());
   *rank = it == g->end() ? MPI_UNDEFINED : static_cast<int>(it - g->begin());
   return MPI_SUCCESS;
 }
 
-int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_incl);
+int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   GET_GROUP(g, group);
   if (n < 0 || n > static_cast<int>(g->size())) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   std::vector<int> out;
@@ -78,7 +83,8 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group* newgrou
   return groupMake(std::move(out), newgroup);
 }
 
-int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_excl);
+int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group* newgroup) {
   GET_GROUP(g, group);
   if (n < 0 || n > static_cast<int>(g->size())) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   std::vector<bool> drop(g->size(), false);
@@ -105,24 +111,27 @@ static bool expandRanges(int size, int n, int ranges[][3], std::vector<int>* out
   return true;
 }
 
-int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_range_incl);
+int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   GET_GROUP(g, group);
   std::vector<int> ranks;
   if (n < 0 || !expandRanges(static_cast<int>(g->size()), n, ranges, &ranks))
     return raise(MPI_COMM_WORLD, MPI_ERR_RANK, __func__);
-  return MPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+  return PMPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
 }
 
-int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_range_excl);
+int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup) {
   GET_GROUP(g, group);
   std::vector<int> ranks;
   if (n < 0 || !expandRanges(static_cast<int>(g->size()), n, ranges, &ranks))
     return raise(MPI_COMM_WORLD, MPI_ERR_RANK, __func__);
-  return MPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+  return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
 }
 
-int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
-                              int ranks2[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_translate_ranks);
+int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                               int ranks2[]) {
   GET_GROUP(a, group1);
   GET_GROUP(b, group2);
   std::unordered_map<int, int> pos;
@@ -140,7 +149,8 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
   return MPI_SUCCESS;
 }
 
-int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_compare);
+int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   GET_GROUP(a, group1);
   GET_GROUP(b, group2);
   if (*a == *b) {
@@ -154,7 +164,8 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int* result) {
   return MPI_SUCCESS;
 }
 
-int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_union);
+int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   GET_GROUP(a, group1);
   GET_GROUP(b, group2);
   std::vector<int> out = *a;
@@ -163,7 +174,8 @@ int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   return groupMake(std::move(out), newgroup);
 }
 
-int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_intersection);
+int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   GET_GROUP(a, group1);
   GET_GROUP(b, group2);
   std::vector<int> out;
@@ -172,7 +184,8 @@ int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group* newgro
   return groupMake(std::move(out), newgroup);
 }
 
-int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_difference);
+int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup) {
   GET_GROUP(a, group1);
   GET_GROUP(b, group2);
   std::vector<int> out;
@@ -181,7 +194,8 @@ int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group* newgroup
   return groupMake(std::move(out), newgroup);
 }
 
-int MPI_Group_free(MPI_Group* group) {
+RRT_MPI_WEAK_ALIAS(MPI_Group_free);
+int PMPI_Group_free(MPI_Group* group) {
   if (group == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   GET_GROUP(g, *group);
   (void)g;

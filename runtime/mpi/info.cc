@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -35,9 +36,11 @@ static bool keyOk(const char* key) {
 
 extern "C" {
 
-int MPI_Info_create(MPI_Info* info) { return infoMake({}, info); }
+RRT_MPI_WEAK_ALIAS(MPI_Info_create);
+int PMPI_Info_create(MPI_Info* info) { return infoMake({}, info); }
 
-int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_set);
+int PMPI_Info_set(MPI_Info info, const char* key, const char* value) {
   GET_INFO(m, info);
   if (!keyOk(key)) return raise(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
   if (value == nullptr || value[0] == '\0' || std::strlen(value) > MPI_MAX_INFO_VAL)
@@ -46,7 +49,8 @@ int MPI_Info_set(MPI_Info info, const char* key, const char* value) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_get);
+int PMPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int* flag) {
   GET_INFO(m, info);
   if (!keyOk(key)) return raise(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
   if (valuelen < 0) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
@@ -60,7 +64,8 @@ int MPI_Info_get(MPI_Info info, const char* key, int valuelen, char* value, int*
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_get_valuelen);
+int PMPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* flag) {
   GET_INFO(m, info);
   if (!keyOk(key)) return raise(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
   auto it = m->find(key);
@@ -69,13 +74,15 @@ int MPI_Info_get_valuelen(MPI_Info info, const char* key, int* valuelen, int* fl
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_get_nkeys);
+int PMPI_Info_get_nkeys(MPI_Info info, int* nkeys) {
   GET_INFO(m, info);
   *nkeys = static_cast<int>(m->size());
   return MPI_SUCCESS;
 }
 
-int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_get_nthkey);
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   GET_INFO(m, info);
   if (n < 0 || n >= static_cast<int>(m->size())) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   auto it = m->begin();
@@ -84,19 +91,22 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char* key) {
   return MPI_SUCCESS;
 }
 
-int MPI_Info_delete(MPI_Info info, const char* key) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_delete);
+int PMPI_Info_delete(MPI_Info info, const char* key) {
   GET_INFO(m, info);
   if (!keyOk(key)) return raise(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, __func__);
   if (m->erase(key) == 0) return raise(MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, __func__);
   return MPI_SUCCESS;
 }
 
-int MPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_dup);
+int PMPI_Info_dup(MPI_Info info, MPI_Info* newinfo) {
   GET_INFO(m, info);
   return infoMake(*m, newinfo);
 }
 
-int MPI_Info_free(MPI_Info* info) {
+RRT_MPI_WEAK_ALIAS(MPI_Info_free);
+int PMPI_Info_free(MPI_Info* info) {
   if (info == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
   GET_INFO(m, *info);
   (void)m;

@@ -3,7 +3,7 @@
 lib_LTLIBRARIES += librrt_mpi.la
 librrt_mpi_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/include/rrt/mpi
 librrt_mpi_la_SOURCES = \
-	runtime/mpi/state.h \
+	runtime/mpi/state.h runtime/mpi/pmpi.h \
 	runtime/mpi/typemap.h runtime/mpi/typemap.cc \
 	runtime/mpi/stage.cc \
 	runtime/mpi/errhandler.cc \

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 static_assert(MPI_PROC_NULL == RRT_PROC_NULL, "Cartesian edges go to rrt as they are");
@@ -37,7 +38,7 @@ bool neighbours(MPI_Comm comm, const Comm& c, std::vector<int>* sources, std::ve
     case MPI_CART:
       for (int d = 0; d < static_cast<int>(t.dims.size()); ++d) {
         int src, dst;
-        MPI_Cart_shift(comm, d, 1, &src, &dst);
+        PMPI_Cart_shift(comm, d, 1, &src, &dst);
         sources->push_back(src);
         sources->push_back(dst);
       }
@@ -218,64 +219,74 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Neighbor_allgather);
+int PMPI_Neighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return allgather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                    recvtype, comm, nullptr, __func__);
 }
-int MPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ineighbor_allgather);
+int PMPI_Ineighbor_allgather(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
   return allgather(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, nullptr, nullptr,
                    recvtype, comm, request, __func__);
 }
-int MPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void* recvbuf, const int recvcounts[], const int displs[],
-                            MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Neighbor_allgatherv);
+int PMPI_Neighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void* recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm) {
   return allgather(true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
                    comm, nullptr, __func__);
 }
-int MPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void* recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ineighbor_allgatherv);
+int PMPI_Ineighbor_allgatherv(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                              void* recvbuf, const int recvcounts[], const int displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   return allgather(true, sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts, displs, recvtype,
                    comm, request, __func__);
 }
-int MPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Neighbor_alltoall);
+int PMPI_Neighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   return alltoall(false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
                   nullptr, nullptr, recvtype, comm, nullptr, __func__);
 }
-int MPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                           MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ineighbor_alltoall);
+int PMPI_Ineighbor_alltoall(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request* request) {
   return alltoall(false, sendbuf, sendcount, nullptr, nullptr, sendtype, recvbuf, recvcount,
                   nullptr, nullptr, recvtype, comm, request, __func__);
 }
-int MPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                           MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Neighbor_alltoallv);
+int PMPI_Neighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm) {
   return alltoall(true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
                   recvtype, comm, nullptr, __func__);
 }
-int MPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                            MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ineighbor_alltoallv);
+int PMPI_Ineighbor_alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
+                             MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                             MPI_Request* request) {
   return alltoall(true, sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf, 0, recvcounts, rdispls,
                   recvtype, comm, request, __func__);
 }
-int MPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                           const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Neighbor_alltoallw);
+int PMPI_Neighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                            MPI_Comm comm) {
   return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes, comm, nullptr, __func__);
 }
-int MPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ineighbor_alltoallw);
+int PMPI_Ineighbor_alltoallw(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                             const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                             MPI_Comm comm, MPI_Request* request) {
   return alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                    recvtypes, comm, request, __func__);
 }

@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -76,7 +77,8 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
+RRT_MPI_WEAK_ALIAS(MPI_Op_create);
+int PMPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   if (user_fn == nullptr || op == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   rrt_op_t rop;
   if (int e = check(MPI_COMM_WORLD, rrt_op_create(bridge, userFnFor(user_fn), commute, &rop),
@@ -86,7 +88,8 @@ int MPI_Op_create(MPI_User_function* user_fn, int commute, MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_free(MPI_Op* op) {
+RRT_MPI_WEAK_ALIAS(MPI_Op_free);
+int PMPI_Op_free(MPI_Op* op) {
   Op* o = op ? opGet(*op) : nullptr;
   if (o == nullptr || o->fn == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_OP, __func__);
   rrt_op_t rop = o->rop;
@@ -96,7 +99,8 @@ int MPI_Op_free(MPI_Op* op) {
   return MPI_SUCCESS;
 }
 
-int MPI_Op_commutative(MPI_Op op, int* commute) {
+RRT_MPI_WEAK_ALIAS(MPI_Op_commutative);
+int PMPI_Op_commutative(MPI_Op op, int* commute) {
   Op* o = opGet(op);
   if (o == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_OP, __func__);
   *commute = o->commute;

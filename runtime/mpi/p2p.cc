@@ -4,6 +4,7 @@
 // layer owns and complete locally, with MPI_Buffer_attach's size as the limit.
 #include <cstring>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -97,36 +98,45 @@ static int nonblockingSend(const void* buf, int count, MPI_Datatype type, int de
 
 extern "C" {
 
-int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Send);
+int PMPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   return blockingSend(buf, count, datatype, dest, tag, comm, false, __func__);
 }
 
-int MPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Ssend);
+int PMPI_Ssend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   return blockingSend(buf, count, datatype, dest, tag, comm, true, __func__);
 }
 
 // A ready send may be a standard send (MPI 3.1 section 3.4).
-int MPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Rsend);
+int PMPI_Rsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   return blockingSend(buf, count, datatype, dest, tag, comm, false, __func__);
 }
 
-int MPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Isend);
+int PMPI_Isend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   return nonblockingSend(buf, count, datatype, dest, tag, comm, 0, request, __func__);
 }
 
-int MPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Issend);
+int PMPI_Issend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
   return nonblockingSend(buf, count, datatype, dest, tag, comm, 1, request, __func__);
 }
 
-int MPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Irsend);
+int PMPI_Irsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
   return nonblockingSend(buf, count, datatype, dest, tag, comm, 2, request, __func__);
 }
 
-int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-             MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Recv);
+int PMPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
   int err;
   Comm* c;
   Type* t = checkArgs(comm, &c, datatype, count, __func__, &err);
@@ -140,8 +150,9 @@ int MPI_Recv(void* buf, int count, MPI_Datatype datatype, int source, int tag, M
   return check(comm, rc, __func__);
 }
 
-int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-              MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Irecv);
+int PMPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+               MPI_Request* request) {
   if (request == nullptr) return raise(comm, MPI_ERR_ARG, __func__);
   const Comm* c = commGet(comm);
   const Type* t = typeGet(datatype);
@@ -159,9 +170,10 @@ int MPI_Irecv(void* buf, int count, MPI_Datatype datatype, int source, int tag, 
   return MPI_SUCCESS;
 }
 
-int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                 MPI_Comm comm, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Sendrecv);
+int PMPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
   int err;
   Comm* c;
   Type* st_ = checkArgs(comm, &c, sendtype, sendcount, __func__, &err);
@@ -180,8 +192,9 @@ int MPI_Sendrecv(const void* sendbuf, int sendcount, MPI_Datatype sendtype, int 
 }
 
 // The outgoing data is copied first, so the receive can land in the same buffer.
-int MPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
-                         int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Sendrecv_replace);
+int PMPI_Sendrecv_replace(void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
   int err;
   Comm* c;
   Type* t = checkArgs(comm, &c, datatype, count, __func__, &err);
@@ -260,8 +273,9 @@ int mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI
 
 extern "C" {
 
-int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Improbe);
+int PMPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                 MPI_Status* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -273,7 +287,8 @@ int MPI_Improbe(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mess
   return *flag ? probed(m, comm, s, message, status) : MPI_SUCCESS;
 }
 
-int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Mprobe);
+int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -285,18 +300,21 @@ int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Sta
   return probed(m, comm, s, message, status);
 }
 
-int MPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-              MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Mrecv);
+int PMPI_Mrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+               MPI_Status* status) {
   return mrecv(buf, count, datatype, message, status, nullptr, __func__);
 }
 
-int MPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
-               MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Imrecv);
+int PMPI_Imrecv(void* buf, int count, MPI_Datatype datatype, MPI_Message* message,
+                MPI_Request* request) {
   if (!request) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   return mrecv(buf, count, datatype, message, nullptr, request, __func__);
 }
 
-int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Probe);
+int PMPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -306,7 +324,8 @@ int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status* status) {
   return check(comm, rc, __func__);
 }
 
-int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Iprobe);
+int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -318,7 +337,8 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status
 
 // ---- buffered sends ----------------------------------------------------------------------------
 
-int MPI_Buffer_attach(void* buffer, int size) {
+RRT_MPI_WEAK_ALIAS(MPI_Buffer_attach);
+int PMPI_Buffer_attach(void* buffer, int size) {
   if (gAttached.present) return raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, __func__);
   if (size < 0 || (size > 0 && buffer == nullptr)) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   gAttached = Attached{buffer, static_cast<size_t>(size), true};
@@ -326,7 +346,8 @@ int MPI_Buffer_attach(void* buffer, int size) {
 }
 
 // Blocks until every buffered message has been sent (MPI 3.1 section 3.6.1).
-int MPI_Buffer_detach(void* buffer_addr, int* size) {
+RRT_MPI_WEAK_ALIAS(MPI_Buffer_detach);
+int PMPI_Buffer_detach(void* buffer_addr, int* size) {
   if (!gAttached.present) return raise(MPI_COMM_WORLD, MPI_ERR_BUFFER, __func__);
   requestReap(true, true);
   *static_cast<void**>(buffer_addr) = gAttached.buf;
@@ -337,7 +358,9 @@ int MPI_Buffer_detach(void* buffer_addr, int* size) {
 
 // The data goes to a copy the layer owns (accounted against the attached buffer's size, with
 // MPI_BSEND_OVERHEAD per message), so the call completes locally.
-int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+RRT_MPI_WEAK_ALIAS(MPI_Bsend);
+int PMPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm) {
   int err;
   Comm* c;
   Type* t = checkArgs(comm, &c, datatype, count, __func__, &err);
@@ -356,10 +379,11 @@ int MPI_Bsend(const void* buf, int count, MPI_Datatype datatype, int dest, int t
   return MPI_SUCCESS;
 }
 
-int MPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ibsend);
+int PMPI_Ibsend(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request* request) {
   if (request == nullptr) return raise(comm, MPI_ERR_ARG, __func__);
-  if (int e = MPI_Bsend(buf, count, datatype, dest, tag, comm)) return e;
+  if (int e = PMPI_Bsend(buf, count, datatype, dest, tag, comm)) return e;
   // Complete at once: the data is in the layer's copy.
   *request = requestMake(RRT_REQUEST_NULL, comm, Stage{}, false);
   Request* r = requestGet(*request);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -119,7 +120,8 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Wait(MPI_Request* request, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Wait);
+int PMPI_Wait(MPI_Request* request, MPI_Status* status) {
   if (request == nullptr) return reqErr(__func__);
   if (*request == MPI_REQUEST_NULL) {
     statusEmpty(status, false);
@@ -146,7 +148,8 @@ int MPI_Wait(MPI_Request* request, MPI_Status* status) {
   return check(comm, rc, __func__);
 }
 
-int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Test);
+int PMPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   if (request == nullptr || flag == nullptr) return reqErr(__func__);
   if (!detached().empty()) requestReap(false, false);
   if (*request == MPI_REQUEST_NULL) {
@@ -177,7 +180,8 @@ int MPI_Test(MPI_Request* request, int* flag, MPI_Status* status) {
   return check(comm, rc, __func__);
 }
 
-int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Request_get_status);
+int PMPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   if (request == MPI_REQUEST_NULL) {
     *flag = 1;
     statusEmpty(status, false);
@@ -208,7 +212,8 @@ int MPI_Request_get_status(MPI_Request request, int* flag, MPI_Status* status) {
   return MPI_SUCCESS;
 }
 
-int MPI_Waitall(int count, MPI_Request requests_[], MPI_Status statuses[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Waitall);
+int PMPI_Waitall(int count, MPI_Request requests_[], MPI_Status statuses[]) {
   if (count < 0 || (count > 0 && requests_ == nullptr)) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   // One lookup per handle (kept in gReq; nullptr: null or inactive), then one pass to finish.
   const size_t n = static_cast<size_t>(count);
@@ -255,7 +260,8 @@ int MPI_Waitall(int count, MPI_Request requests_[], MPI_Status statuses[]) {
   return check(errComm, rc, __func__);
 }
 
-int MPI_Testall(int count, MPI_Request requests_[], int* flag, MPI_Status statuses[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Testall);
+int PMPI_Testall(int count, MPI_Request requests_[], int* flag, MPI_Status statuses[]) {
   if (count < 0 || flag == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (!detached().empty()) requestReap(false, false);
   if (!gather(count, requests_)) return reqErr(__func__);
@@ -296,7 +302,8 @@ static int firstDone(int count, MPI_Request reqs[]) {
   return -1;
 }
 
-int MPI_Waitany(int count, MPI_Request requests_[], int* index, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Waitany);
+int PMPI_Waitany(int count, MPI_Request requests_[], int* index, MPI_Status* status) {
   if (count < 0 || index == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (!gather(count, requests_)) return reqErr(__func__);
   int idx = firstDone(count, requests_);
@@ -323,7 +330,8 @@ int MPI_Waitany(int count, MPI_Request requests_[], int* index, MPI_Status* stat
   return check(comm, rc, __func__);
 }
 
-int MPI_Testany(int count, MPI_Request requests_[], int* index, int* flag, MPI_Status* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Testany);
+int PMPI_Testany(int count, MPI_Request requests_[], int* index, int* flag, MPI_Status* status) {
   if (count < 0 || index == nullptr || flag == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (!detached().empty()) requestReap(false, false);
   if (!gather(count, requests_)) return reqErr(__func__);
@@ -376,8 +384,9 @@ static int finishSome(int n, MPI_Request requests_[], int indices[], MPI_Status 
   return check(errComm, rc, fn);
 }
 
-int MPI_Waitsome(int incount, MPI_Request requests_[], int* outcount, int indices[],
-                 MPI_Status statuses[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Waitsome);
+int PMPI_Waitsome(int incount, MPI_Request requests_[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
   if (incount < 0 || outcount == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (!gather(incount, requests_)) return reqErr(__func__);
   gIdx.assign(static_cast<size_t>(incount) + 1, 0);
@@ -400,8 +409,9 @@ int MPI_Waitsome(int incount, MPI_Request requests_[], int* outcount, int indice
 }
 
 // rrt has no testsome: testing each active request is exactly MPI's definition.
-int MPI_Testsome(int incount, MPI_Request requests_[], int* outcount, int indices[],
-                 MPI_Status statuses[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Testsome);
+int PMPI_Testsome(int incount, MPI_Request requests_[], int* outcount, int indices[],
+                  MPI_Status statuses[]) {
   if (incount < 0 || outcount == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (!detached().empty()) requestReap(false, false);
   if (!gather(incount, requests_)) return reqErr(__func__);
@@ -437,7 +447,8 @@ int MPI_Testsome(int incount, MPI_Request requests_[], int* outcount, int indice
   return finishSome(n, requests_, indices, statuses, rc, __func__);
 }
 
-int MPI_Request_free(MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Request_free);
+int PMPI_Request_free(MPI_Request* request) {
   if (request == nullptr) return reqErr(__func__);
   Request* r = requestGet(*request);
   if (r == nullptr) return reqErr(__func__);
@@ -457,7 +468,8 @@ int MPI_Request_free(MPI_Request* request) {
 // Receives and sends alike (rrt_cancel). A request whose outcome the layer already holds (a
 // buffered send, done at once; MPI_Request_get_status saw it complete) completed normally;
 // collective and RMA requests are not cancelled (MPI makes that erroneous).
-int MPI_Cancel(MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Cancel);
+int PMPI_Cancel(MPI_Request* request) {
   if (request == nullptr) return reqErr(__func__);
   Request* r = requestGet(*request);
   if (r == nullptr) return reqErr(__func__);
@@ -465,13 +477,15 @@ int MPI_Cancel(MPI_Request* request) {
   return check(r->comm, rrt_cancel(&r->rr), __func__);
 }
 
-int MPI_Test_cancelled(const MPI_Status* status, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Test_cancelled);
+int PMPI_Test_cancelled(const MPI_Status* status, int* flag) {
   if (status == MPI_STATUS_IGNORE || flag == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   *flag = status->rrt_cancelled_ != 0;
   return MPI_SUCCESS;
 }
 
-int MPI_Status_set_cancelled(MPI_Status* status, int flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Status_set_cancelled);
+int PMPI_Status_set_cancelled(MPI_Status* status, int flag) {
   if (status == MPI_STATUS_IGNORE) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   status->rrt_cancelled_ = flag != 0;
   return MPI_SUCCESS;
@@ -501,28 +515,33 @@ static int persistent(const void* buf, int count, MPI_Datatype type, int peer, i
   return MPI_SUCCESS;
 }
 
-int MPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                  MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Send_init);
+int PMPI_Send_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request* request) {
   return persistent(buf, count, datatype, dest, tag, comm, ReqKind::PersistentSend, 0, request,
                     __func__);
 }
-int MPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Ssend_init);
+int PMPI_Ssend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
   return persistent(buf, count, datatype, dest, tag, comm, ReqKind::PersistentSend, 1, request,
                     __func__);
 }
-int MPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
-                   MPI_Comm comm, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Rsend_init);
+int PMPI_Rsend_init(const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request* request) {
   return persistent(buf, count, datatype, dest, tag, comm, ReqKind::PersistentSend, 2, request,
                     __func__);
 }
-int MPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
-                  MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Recv_init);
+int PMPI_Recv_init(void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request* request) {
   return persistent(buf, count, datatype, source, tag, comm, ReqKind::PersistentRecv, 0, request,
                     __func__);
 }
 
-int MPI_Start(MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Start);
+int PMPI_Start(MPI_Request* request) {
   if (request == nullptr) return reqErr(__func__);
   Request* r = requestGet(*request);
   if (r == nullptr || r->kind == ReqKind::Plain) return reqErr(__func__);
@@ -535,9 +554,10 @@ int MPI_Start(MPI_Request* request) {
                   &r->stage, __func__);
 }
 
-int MPI_Startall(int count, MPI_Request requests_[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Startall);
+int PMPI_Startall(int count, MPI_Request requests_[]) {
   for (int i = 0; i < count; ++i)
-    if (int e = MPI_Start(&requests_[i])) return e;
+    if (int e = PMPI_Start(&requests_[i])) return e;
   return MPI_SUCCESS;
 }
 

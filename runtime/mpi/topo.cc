@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 using namespace rrt::mpi;
@@ -34,7 +35,8 @@ extern "C" {
 
 int rrt_mpi_unweighted_[1], rrt_mpi_weights_empty_[1];
 
-int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Dims_create);
+int PMPI_Dims_create(int nnodes, int ndims, int dims[]) {
   if (nnodes <= 0 || ndims < 0) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   int fixedProd = 1;
   std::vector<int> freeIdx;
@@ -91,8 +93,9 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
-                    int reorder, MPI_Comm* comm_cart) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_create);
+int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                     int reorder, MPI_Comm* comm_cart) {
   int err;
   Comm* c = commCheck(comm_old, __func__, &err);
   if (!c) return err;
@@ -104,7 +107,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
   }
   if (n > c->size) return raise(comm_old, MPI_ERR_DIMS, __func__);
   (void)reorder;  // ranks keep their order: allowed, and what users usually expect
-  if (int e = MPI_Comm_split(comm_old, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, comm_cart)) return e;
+  if (int e = PMPI_Comm_split(comm_old, c->rank < n ? 0 : MPI_UNDEFINED, c->rank, comm_cart))
+    return e;
   if (*comm_cart == MPI_COMM_NULL) return MPI_SUCCESS;
   Comm* nc = commGet(*comm_cart);
   nc->topo.kind = MPI_CART;
@@ -114,7 +118,8 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
   return MPI_SUCCESS;
 }
 
-int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
+RRT_MPI_WEAK_ALIAS(MPI_Cartdim_get);
+int PMPI_Cartdim_get(MPI_Comm comm, int* ndims) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -122,7 +127,8 @@ int MPI_Cartdim_get(MPI_Comm comm, int* ndims) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_get);
+int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -138,7 +144,8 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_coords);
+int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -148,7 +155,8 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[]) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_rank);
+int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -163,7 +171,8 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int* rank) {
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_shift);
+int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -177,7 +186,7 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int
     x[direction] += delta;
     if (!c->topo.periods[direction] && (x[direction] < 0 || x[direction] >= n)) return MPI_PROC_NULL;
     int r;
-    MPI_Cart_rank(comm, x.data(), &r);
+    PMPI_Cart_rank(comm, x.data(), &r);
     return r;
   };
   *rank_dest = neighbour(disp);
@@ -186,7 +195,8 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int* rank_source, int
 }
 
 // Ranks that agree on the dropped coordinates form one sub-grid; order within it is row-major.
-int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_sub);
+int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
   int err;
   Comm* c = cartOf(comm, __func__, &err);
   if (!c) return err;
@@ -206,14 +216,15 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm) {
       color = color * t.dims[d] + co[d];
     }
   }
-  if (int e = MPI_Comm_split(comm, color, key, newcomm)) return e;
+  if (int e = PMPI_Comm_split(comm, color, key, newcomm)) return e;
   commGet(*newcomm)->topo = sub;
   return MPI_SUCCESS;
 }
 
 // Ranks past nnodes get MPI_COMM_NULL, as for MPI_Cart_create; ranks keep their order.
-int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
-                     int reorder, MPI_Comm* comm_graph) {
+RRT_MPI_WEAK_ALIAS(MPI_Graph_create);
+int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                      int reorder, MPI_Comm* comm_graph) {
   int err;
   Comm* c = commCheck(comm_old, __func__, &err);
   if (!c) return err;
@@ -227,7 +238,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
   for (int e = 0; e < nedges; ++e)
     if (edges[e] < 0 || edges[e] >= nnodes) return raise(comm_old, MPI_ERR_RANK, __func__);
   (void)reorder;
-  if (int e = MPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, comm_graph))
+  if (int e = PMPI_Comm_split(comm_old, c->rank < nnodes ? 0 : MPI_UNDEFINED, c->rank, comm_graph))
     return e;
   if (*comm_graph == MPI_COMM_NULL) return MPI_SUCCESS;
   Topo& t = commGet(*comm_graph)->topo;
@@ -248,7 +259,8 @@ Comm* graphOf(MPI_Comm comm, const char* fn, int* err) {
 }
 }  // namespace
 
-int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
+RRT_MPI_WEAK_ALIAS(MPI_Graphdims_get);
+int PMPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   int err;
   Comm* c = graphOf(comm, __func__, &err);
   if (!c) return err;
@@ -257,7 +269,8 @@ int MPI_Graphdims_get(MPI_Comm comm, int* nnodes, int* nedges) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Graph_get);
+int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]) {
   int err;
   Comm* c = graphOf(comm, __func__, &err);
   if (!c) return err;
@@ -267,7 +280,8 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
+RRT_MPI_WEAK_ALIAS(MPI_Graph_neighbors_count);
+int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   int err;
   Comm* c = graphOf(comm, __func__, &err);
   if (!c) return err;
@@ -277,7 +291,8 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int* nneighbors) {
   return MPI_SUCCESS;
 }
 
-int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Graph_neighbors);
+int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]) {
   int err;
   Comm* c = graphOf(comm, __func__, &err);
   if (!c) return err;
@@ -289,7 +304,8 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 }
 
 // The rank MPI_Graph_create / MPI_Cart_create would give the caller (rrt never reorders).
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
+RRT_MPI_WEAK_ALIAS(MPI_Graph_map);
+int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -300,7 +316,8 @@ int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[
   return MPI_SUCCESS;
 }
 
-int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
+RRT_MPI_WEAK_ALIAS(MPI_Cart_map);
+int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -315,7 +332,8 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
   return MPI_SUCCESS;
 }
 
-int MPI_Topo_test(MPI_Comm comm, int* status) {
+RRT_MPI_WEAK_ALIAS(MPI_Topo_test);
+int PMPI_Topo_test(MPI_Comm comm, int* status) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -323,10 +341,11 @@ int MPI_Topo_test(MPI_Comm comm, int* status) {
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
-                                   const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
+RRT_MPI_WEAK_ALIAS(MPI_Dist_graph_create_adjacent);
+int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                    const int sourceweights[], int outdegree,
+                                    const int destinations[], const int destweights[],
+                                    MPI_Info info, int reorder, MPI_Comm* comm_dist_graph) {
   int err;
   Comm* c = commCheck(comm_old, __func__, &err);
   if (!c) return err;
@@ -352,7 +371,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
+RRT_MPI_WEAK_ALIAS(MPI_Dist_graph_neighbors_count);
+int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree, int* weighted) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;
@@ -363,8 +383,9 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int* indegree, int* outdegree,
   return MPI_SUCCESS;
 }
 
-int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                             int maxoutdegree, int destinations[], int destweights[]) {
+RRT_MPI_WEAK_ALIAS(MPI_Dist_graph_neighbors);
+int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                              int maxoutdegree, int destinations[], int destweights[]) {
   int err;
   Comm* c = commCheck(comm, __func__, &err);
   if (!c) return err;

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "runtime/mpi/pmpi.h"
 #include "runtime/mpi/state.h"
 
 namespace rrt::mpi {
@@ -319,26 +320,30 @@ using namespace rrt::mpi;
 
 extern "C" {
 
-int MPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm,
-                   MPI_Win* win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_create);
+int PMPI_Win_create(void* base, MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm,
+                    MPI_Win* win) {
   return createCommon(comm, disp_unit, MPI_WIN_FLAVOR_CREATE, base, size, win, __func__);
 }
 
-int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr,
-                     MPI_Win* win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_allocate);
+int PMPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr,
+                      MPI_Win* win) {
   if (!baseptr) return raise(comm, MPI_ERR_ARG, __func__);
   return createCommon(comm, disp_unit, MPI_WIN_FLAVOR_ALLOCATE, baseptr, size, win, __func__);
 }
 
-int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr,
-                            MPI_Win* win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_allocate_shared);
+int PMPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info, MPI_Comm comm, void* baseptr,
+                             MPI_Win* win) {
   if (!baseptr) return raise(comm, MPI_ERR_ARG, __func__);
   return createCommon(comm, disp_unit, MPI_WIN_FLAVOR_SHARED, baseptr, size, win, __func__);
 }
 
 // rrt's windows have disp_unit 1 (this layer scales displacements itself): the unit returned is
 // the MPI one of the rank whose part it is.
-int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_shared_query);
+int PMPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
   GET_WIN(w, win);
   if (!size || !disp_unit || !baseptr) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   if (w->flavor != MPI_WIN_FLAVOR_SHARED) return raiseWin(win, w, MPI_ERR_RMA_FLAVOR, __func__);
@@ -368,24 +373,28 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, 
   return MPI_SUCCESS;
 }
 
-int MPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_create_dynamic);
+int PMPI_Win_create_dynamic(MPI_Info, MPI_Comm comm, MPI_Win* win) {
   return createCommon(comm, 1, MPI_WIN_FLAVOR_DYNAMIC, nullptr, 0, win, __func__);
 }
 
-int MPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_attach);
+int PMPI_Win_attach(MPI_Win win, void* base, MPI_Aint size) {
   GET_WIN(w, win);
   if (size < 0) return raiseWin(win, w, MPI_ERR_SIZE, __func__);
   if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return raiseWin(win, w, MPI_ERR_RMA_FLAVOR, __func__);
   return checkWin(win, w, rrt_win_attach(w->rw, base, static_cast<size_t>(size)), __func__);
 }
 
-int MPI_Win_detach(MPI_Win win, const void* base) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_detach);
+int PMPI_Win_detach(MPI_Win win, const void* base) {
   GET_WIN(w, win);
   if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC) return raiseWin(win, w, MPI_ERR_RMA_FLAVOR, __func__);
   return checkWin(win, w, rrt_win_detach(w->rw, base), __func__);
 }
 
-int MPI_Win_free(MPI_Win* win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_free);
+int PMPI_Win_free(MPI_Win* win) {
   if (!win) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   GET_WIN(w, *win);
   int d = drain(*w, -1);
@@ -399,13 +408,15 @@ int MPI_Win_free(MPI_Win* win) {
   return checkWin(h, &copy, rc != RRT_SUCCESS ? rc : d, __func__);
 }
 
-int MPI_Win_get_group(MPI_Win win, MPI_Group* group) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_get_group);
+int PMPI_Win_get_group(MPI_Win win, MPI_Group* group) {
   GET_WIN(w, win);
   if (!group) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   return groupMake(w->worldRanks, group);
 }
 
-int MPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_get_attr);
+int PMPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
   GET_WIN(w, win);
   if (!attribute_val || !flag) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   *flag = 1;
@@ -420,14 +431,16 @@ int MPI_Win_get_attr(MPI_Win win, int keyval, void* attribute_val, int* flag) {
   return MPI_SUCCESS;
 }
 
-int MPI_Win_set_name(MPI_Win win, const char* win_name) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_set_name);
+int PMPI_Win_set_name(MPI_Win win, const char* win_name) {
   GET_WIN(w, win);
   if (!win_name) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
 
-int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_get_name);
+int PMPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
   GET_WIN(w, win);
   if (!win_name || !resultlen) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   std::memcpy(win_name, w->name.c_str(), w->name.size() + 1);
@@ -436,19 +449,22 @@ int MPI_Win_get_name(MPI_Win win, char* win_name, int* resultlen) {
 }
 
 // rrt takes no window hints; MPI lets an implementation ignore every one (MPI 3.1 11.2.7).
-int MPI_Win_set_info(MPI_Win win, MPI_Info info) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_set_info);
+int PMPI_Win_set_info(MPI_Win win, MPI_Info info) {
   GET_WIN(w, win);
   if (info != MPI_INFO_NULL && !infoGet(info)) return raiseWin(win, w, MPI_ERR_INFO, __func__);
   return MPI_SUCCESS;
 }
 
-int MPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_get_info);
+int PMPI_Win_get_info(MPI_Win win, MPI_Info* info_used) {
   GET_WIN(w, win);
   if (!info_used) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   return infoMake({}, info_used);
 }
 
-int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_set_errhandler);
+int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   GET_WIN(w, win);
   if (!errhandlerValid(errhandler)) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   errhandlerRetain(errhandler);
@@ -457,7 +473,8 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_get_errhandler);
+int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
   GET_WIN(w, win);
   if (!errhandler) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   errhandlerRetain(w->errh);
@@ -465,30 +482,34 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler* errhandler) {
   return MPI_SUCCESS;
 }
 
-int MPI_Win_call_errhandler(MPI_Win win, int errorcode) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_call_errhandler);
+int PMPI_Win_call_errhandler(MPI_Win win, int errorcode) {
   GET_WIN(w, win);
   raiseWin(win, w, errorcode, __func__);
   return MPI_SUCCESS;
 }
 
-int MPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Put);
+int PMPI_Put(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win) {
   return rma(__func__, Kind::Put, origin_addr, origin_count, origin_datatype, nullptr, 0,
              MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
              MPI_OP_NULL, win, nullptr);
 }
 
-int MPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Get);
+int PMPI_Get(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win) {
   return rma(__func__, Kind::Get, nullptr, origin_count, origin_datatype, origin_addr, 0,
              MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
              MPI_OP_NULL, win, nullptr);
 }
 
-int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                   int target_rank, MPI_Aint target_disp, int target_count,
-                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Accumulate);
+int PMPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   if (op == MPI_NO_OP) {
     Win* w = winGet(win);
     return raiseWin(win, w, MPI_ERR_OP, __func__);
@@ -498,26 +519,29 @@ int MPI_Accumulate(const void* origin_addr, int origin_count, MPI_Datatype origi
              win, nullptr);
 }
 
-int MPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                       void* result_addr, int result_count, MPI_Datatype result_datatype,
-                       int target_rank, MPI_Aint target_disp, int target_count,
-                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Get_accumulate);
+int PMPI_Get_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void* result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) {
   return rma(__func__, Kind::GetAcc, origin_addr, origin_count, origin_datatype, result_addr,
              result_count, result_datatype, target_rank, target_disp, target_count,
              target_datatype, op, win, nullptr);
 }
 
-int MPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
-                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Fetch_and_op);
+int PMPI_Fetch_and_op(const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win) {
   Type* t = typeGet(datatype);
   if (!t || !t->predefined) return raiseWin(win, winGet(win), MPI_ERR_TYPE, __func__);
   return rma(__func__, Kind::GetAcc, origin_addr, 1, datatype, result_addr, 1, datatype,
              target_rank, target_disp, 1, datatype, op, win, nullptr);
 }
 
-int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Compare_and_swap);
+int PMPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void* result_addr,
+                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Win win) {
   GET_WIN(w, win);
   Type* t = typeGet(datatype);
   if (!t || !t->predefined) return raiseWin(win, w, MPI_ERR_TYPE, __func__);
@@ -531,27 +555,30 @@ int MPI_Compare_and_swap(const void* origin_addr, const void* compare_addr, void
                   __func__);
 }
 
-int MPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Rput);
+int PMPI_Rput(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request) {
   if (!request) return raiseWin(win, winGet(win), MPI_ERR_ARG, __func__);
   return rma(__func__, Kind::Put, origin_addr, origin_count, origin_datatype, nullptr, 0,
              MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
              MPI_OP_NULL, win, request);
 }
 
-int MPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-             MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Rget);
+int PMPI_Rget(void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request) {
   if (!request) return raiseWin(win, winGet(win), MPI_ERR_ARG, __func__);
   return rma(__func__, Kind::Get, nullptr, origin_count, origin_datatype, origin_addr, 0,
              MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
              MPI_OP_NULL, win, request);
 }
 
-int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                    int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Raccumulate);
+int PMPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, int target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request) {
   if (!request || op == MPI_NO_OP)
     return raiseWin(win, winGet(win), request ? MPI_ERR_OP : MPI_ERR_ARG, __func__);
   return rma(__func__, Kind::Acc, origin_addr, origin_count, origin_datatype, nullptr, 0,
@@ -559,23 +586,26 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
              win, request);
 }
 
-int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
-                        void* result_addr, int result_count, MPI_Datatype result_datatype,
-                        int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request* request) {
+RRT_MPI_WEAK_ALIAS(MPI_Rget_accumulate);
+int PMPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                         void* result_addr, int result_count, MPI_Datatype result_datatype,
+                         int target_rank, MPI_Aint target_disp, int target_count,
+                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                         MPI_Request* request) {
   if (!request) return raiseWin(win, winGet(win), MPI_ERR_ARG, __func__);
   return rma(__func__, Kind::GetAcc, origin_addr, origin_count, origin_datatype, result_addr,
              result_count, result_datatype, target_rank, target_disp, target_count,
              target_datatype, op, win, request);
 }
 
-int MPI_Win_fence(int assert, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_fence);
+int PMPI_Win_fence(int assert, MPI_Win win) {
   GET_WIN(w, win);
   return syncDone(win, w, rrt_win_fence(assert, w->rw), -1, __func__);
 }
 
-int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_lock);
+int PMPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   GET_WIN(w, win);
   if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
     return raiseWin(win, w, MPI_ERR_LOCKTYPE, __func__);
@@ -584,57 +614,66 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win) {
   return checkWin(win, w, rrt_win_lock(lock_type, rank, rrtAssert(assert), w->rw), __func__);
 }
 
-int MPI_Win_unlock(int rank, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_unlock);
+int PMPI_Win_unlock(int rank, MPI_Win win) {
   GET_WIN(w, win);
   if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
     return raiseWin(win, w, MPI_ERR_RANK, __func__);
   return syncDone(win, w, rrt_win_unlock(rank, w->rw), rank, __func__);
 }
 
-int MPI_Win_lock_all(int assert, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_lock_all);
+int PMPI_Win_lock_all(int assert, MPI_Win win) {
   GET_WIN(w, win);
   return checkWin(win, w, rrt_win_lock_all(rrtAssert(assert), w->rw), __func__);
 }
 
-int MPI_Win_unlock_all(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_unlock_all);
+int PMPI_Win_unlock_all(MPI_Win win) {
   GET_WIN(w, win);
   return syncDone(win, w, rrt_win_unlock_all(w->rw), -1, __func__);
 }
 
-int MPI_Win_flush(int rank, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_flush);
+int PMPI_Win_flush(int rank, MPI_Win win) {
   GET_WIN(w, win);
   if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
     return raiseWin(win, w, MPI_ERR_RANK, __func__);
   return syncDone(win, w, rrt_win_flush(rank, w->rw), rank, __func__);
 }
 
-int MPI_Win_flush_all(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_flush_all);
+int PMPI_Win_flush_all(MPI_Win win) {
   GET_WIN(w, win);
   return syncDone(win, w, rrt_win_flush(-1, w->rw), -1, __func__);
 }
 
-int MPI_Win_flush_local(int rank, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_flush_local);
+int PMPI_Win_flush_local(int rank, MPI_Win win) {
   GET_WIN(w, win);
   if (rank != MPI_PROC_NULL && (rank < 0 || rank >= w->size))
     return raiseWin(win, w, MPI_ERR_RANK, __func__);
   return syncDone(win, w, rrt_win_flush_local(rank, w->rw), rank, __func__);
 }
 
-int MPI_Win_flush_local_all(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_flush_local_all);
+int PMPI_Win_flush_local_all(MPI_Win win) {
   GET_WIN(w, win);
   return syncDone(win, w, rrt_win_flush_local(-1, w->rw), -1, __func__);
 }
 
 // The unified model: window memory is the process's memory; a full fence orders this process's
 // loads and stores against the one-sided accesses rrt performs on its behalf.
-int MPI_Win_sync(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_sync);
+int PMPI_Win_sync(MPI_Win win) {
   GET_WIN(w, win);
   (void)w;
   std::atomic_thread_fence(std::memory_order_seq_cst);
   return MPI_SUCCESS;
 }
 
-int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_post);
+int PMPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
   GET_WIN(w, win);
   std::vector<int> ranks;
   if (!groupRanks(*w, group, &ranks)) return raiseWin(win, w, MPI_ERR_GROUP, __func__);
@@ -644,7 +683,8 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win) {
                   __func__);
 }
 
-int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_start);
+int PMPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
   GET_WIN(w, win);
   std::vector<int> ranks;
   if (!groupRanks(*w, group, &ranks)) return raiseWin(win, w, MPI_ERR_GROUP, __func__);
@@ -654,17 +694,20 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win) {
                   __func__);
 }
 
-int MPI_Win_complete(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_complete);
+int PMPI_Win_complete(MPI_Win win) {
   GET_WIN(w, win);
   return syncDone(win, w, rrt_win_complete(w->rw), -1, __func__);
 }
 
-int MPI_Win_wait(MPI_Win win) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_wait);
+int PMPI_Win_wait(MPI_Win win) {
   GET_WIN(w, win);
   return checkWin(win, w, rrt_win_wait(w->rw), __func__);
 }
 
-int MPI_Win_test(MPI_Win win, int* flag) {
+RRT_MPI_WEAK_ALIAS(MPI_Win_test);
+int PMPI_Win_test(MPI_Win win, int* flag) {
   GET_WIN(w, win);
   if (!flag) return raiseWin(win, w, MPI_ERR_ARG, __func__);
   return checkWin(win, w, rrt_win_test(w->rw, flag), __func__);

@@ -3,7 +3,7 @@
 # compares the two. -no-install: real binaries, so rrun and mpirun exec the same kind of file.
 MPI_TEST_PROGS = tests/mpi/mpi_p2p tests/mpi/mpi_coll tests/mpi/mpi_comm tests/mpi/mpi_dtype \
 	tests/mpi/mpi_topo tests/mpi/mpi_env tests/mpi/mpi_rma tests/mpi/mpi_rma_osu \
-	tests/mpi/mpi_pairtype tests/mpi/mpi_cancel tests/mpi/mpi_neighbor
+	tests/mpi/mpi_pairtype tests/mpi/mpi_cancel tests/mpi/mpi_neighbor tests/mpi/mpi_profile
 check_PROGRAMS += $(MPI_TEST_PROGS)
 MPI_TEST_CPPFLAGS = -I$(top_srcdir)/include/rrt/mpi
 MPI_TEST_LIBS = librrt_mpi.la librrt.la
@@ -53,12 +53,17 @@ tests_mpi_mpi_pairtype_SOURCES = tests/mpi/mpi_pairtype.c tests/mpi/mtest.h
 tests_mpi_mpi_pairtype_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
 tests_mpi_mpi_pairtype_LDADD = $(MPI_TEST_LIBS)
 tests_mpi_mpi_pairtype_LDFLAGS = $(MPI_TEST_LINK)
+tests_mpi_mpi_profile_SOURCES = tests/mpi/mpi_profile.c tests/mpi/mtest.h
+tests_mpi_mpi_profile_CPPFLAGS = $(MPI_TEST_CPPFLAGS)
+tests_mpi_mpi_profile_LDADD = $(MPI_TEST_LIBS)
+tests_mpi_mpi_profile_LDFLAGS = $(MPI_TEST_LINK)
 
 # Order matters for the comparison: mpi_rrt.sh leaves the outputs mpi_openmpi.sh compares
 # (it reruns rrt itself when they are missing, so parallel make check stays correct).
-TESTS += tests/mpi/mpi_rrt.sh tests/mpi/mpi_wrappers.sh tests/mpi/mpi_openmpi.sh
+TESTS += tests/mpi/mpi_rrt.sh tests/mpi/mpi_wrappers.sh tests/mpi/mpi_openmpi.sh \
+	tests/mpi/mpi_pmpi_symbols.sh
 EXTRA_DIST += tests/mpi/testlist tests/mpi/mpi_rrt.sh tests/mpi/mpi_openmpi.sh \
-	tests/mpi/mpi_wrappers.sh
+	tests/mpi/mpi_wrappers.sh tests/mpi/mpi_pmpi_symbols.sh
 CLEANFILES += tests/mpi/out/*.rrt tests/mpi/out/*.err tests/mpi/out/*.openmpi \
 	tests/mpi/out/*.diff tests/mpi/out/openmpi/*
 
