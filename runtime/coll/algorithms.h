@@ -8,6 +8,7 @@ namespace rrt::coll {
 
 #define RRT_COLL_ALGO(fn) Task* fn(proto::Comm& comm, CollArgs&& args)
 RRT_COLL_ALGO(makeBarrierDissemination);
+RRT_COLL_ALGO(makeBarrierLinear);
 RRT_COLL_ALGO(makeBcastBinomial);
 RRT_COLL_ALGO(makeBcastLinear);
 RRT_COLL_ALGO(makeBcastScatterAllgather);

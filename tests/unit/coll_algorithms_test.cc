@@ -222,6 +222,36 @@ TEST(CollAlgorithms, Barrier) {
   }
 }
 
+// The barrier property itself: while one rank has not entered, no rank leaves (each rank late
+// in turn); once it enters, all leave.
+TEST(CollAlgorithms, BarrierWaitsForTheLastRank) {
+  for (const Algorithm* a : algos(CollKind::Barrier)) {
+    Force f(CollKind::Barrier, a->name);
+    for (int p : kRankCounts)
+      for (Mode m : kModes)
+        for (int late = 0; late < p && p > 1; ++late) {
+          World w(p, m);
+          std::vector<core::Request*> early;
+          for (int r = 0; r < p; ++r) {
+            if (r == late) continue;
+            core::Request* q = nullptr;
+            ASSERT_EQ(start(w.comm(r), CollArgs{}, &q), Status::Ok);
+            early.push_back(q);
+          }
+          EXPECT_FALSE(w.waitAll(early)) << tag(a, p, 0, false, m) << " late rank " << late;
+          for (core::Request* q : early) EXPECT_FALSE(q->complete) << tag(a, p, 0, false, m);
+          core::Request* last = nullptr;
+          ASSERT_EQ(start(w.comm(late), CollArgs{}, &last), Status::Ok);
+          std::vector<core::Request*> all = early;
+          all.push_back(last);
+          EXPECT_TRUE(w.waitAll(all)) << tag(a, p, 0, false, m) << " late rank " << late;
+          for (core::Request* q : all)
+            if (q->complete) core::requestRelease(q);
+          EXPECT_EQ(w.unmatched(), 0u);
+        }
+  }
+}
+
 void bcastSuite() {
   for (const Algorithm* a : selected(CollKind::Bcast)) {
     Force f(CollKind::Bcast, a->name);

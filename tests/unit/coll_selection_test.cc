@@ -37,7 +37,9 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Allgather, 8, 6), "bruck");
   EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 6), "ring");
   EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
-  EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "dissemination");
+  EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "linear");
+  EXPECT_EQ(pick(CollKind::Barrier, 0, 2), "dissemination");
+  EXPECT_EQ(pick(CollKind::Barrier, 0, 9), "dissemination");
 }
 
 TEST(CollSelection, Overrides) {
