@@ -8,6 +8,12 @@
 // did, while Open MPI's linear, its own choice there, took 0.4 us; tuning/shm-2vcpu.txt).
 // Any p; loses to binomial once (p-1) o exceeds the tree's log p hops, and for large n, where
 // the root's (p-1) n beta dominates.
+// Messages above kSegment go as kSegment pieces, all posted at once: each piece is small enough
+// to go eagerly (shm's eager limit), so the root copies everything into the peers' rings and
+// leaves, where one rendezvous message per peer made it wait until every receiver had been
+// scheduled to fetch its copy and answer (4 ranks on 2 cores, 32K: 14 -> ~1.5 us; 128K: 21 ->
+// ~5 us; tuning/shm-2vcpu.txt). Every rank computes the same pieces, and pieces from one
+// sender match in order, so piece i lands at offset i * kSegment.
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -26,17 +32,22 @@ class BcastLinear final : public Task {
     const int p = size(), root = args_.root;
     const size_t bytes = args_.count * args_.typeSize;
     if (p == 1 || bytes == 0) return Status::Ok;
-    if (rank() != root) {
-      RRT_TRY(recv(root, args_.rbuf, bytes));
-    } else {
-      // The next rank after the root first, as binomial's nearest child: any order is correct.
-      for (int i = 1; i < p; ++i) RRT_TRY(send(fromRelative(i, root, p), args_.rbuf, bytes));
+    char* buf = static_cast<char*>(args_.rbuf);
+    for (size_t off = 0; off < bytes; off += kSegment) {
+      const size_t len = bytes - off < kSegment ? bytes - off : kSegment;
+      if (rank() != root) {
+        RRT_TRY(recv(root, buf + off, len));
+      } else {
+        // The next rank after the root first, as binomial's nearest child: any order is correct.
+        for (int i = 1; i < p; ++i) RRT_TRY(send(fromRelative(i, root, p), buf + off, len));
+      }
     }
     if (!idle()) return Status::InProgress;
     return error_;
   }
 
  private:
+  static constexpr size_t kSegment = 16 * 1024;
   bool posted_ = false;
 };
 

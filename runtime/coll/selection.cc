@@ -127,7 +127,8 @@ const Rule kRules[] = {
   // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
-  {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     16*K,  "linear"},
+  // Linear sends 16K pieces, eagerly: below 256K the root never waits for a receiver.
+  {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     256*K, "linear"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
