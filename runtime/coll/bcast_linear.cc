@@ -8,12 +8,16 @@
 // did, while Open MPI's linear, its own choice there, took 0.4 us; tuning/shm-2vcpu.txt).
 // Any p; loses to binomial once (p-1) o exceeds the tree's log p hops, and for large n, where
 // the root's (p-1) n beta dominates.
-// Messages above kSegment go as kSegment pieces, all posted at once: each piece is small enough
-// to go eagerly (shm's eager limit), so the root copies everything into the peers' rings and
-// leaves, where one rendezvous message per peer made it wait until every receiver had been
-// scheduled to fetch its copy and answer (4 ranks on 2 cores, 32K: 14 -> ~1.5 us; 128K: 21 ->
-// ~5 us; tuning/shm-2vcpu.txt). Every rank computes the same pieces, and pieces from one
-// sender match in order, so piece i lands at offset i * kSegment.
+// Below kPiecesBelow, messages above kSegment go as kSegment pieces, all posted at once: each
+// piece is small enough to go eagerly (shm's eager limit), so the root copies everything into
+// the peers' rings and leaves, where one rendezvous message per peer made it wait until every
+// receiver had been scheduled to fetch its copy and answer (4 ranks on 2 cores, 32K: 14 -> ~1.5
+// us; 128K: 21 -> ~5 us; tuning/shm-2vcpu.txt). Every rank computes the same pieces, and pieces
+// from one sender match in order, so piece i lands at offset i * kSegment.
+// From kPiecesBelow up the copy dominates the wait: one message per peer, whose rendezvous lets
+// every receiver copy straight from the root's buffer (CMA), all at once: one copy per receiver
+// instead of two (into the ring, out of it), and no receiver waits for a forwarding rank as in
+// binomial (4 ranks, 1M: ~120-200 us against binomial's ~200 and 16K pieces' ~140-210).
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -33,8 +37,9 @@ class BcastLinear final : public Task {
     const size_t bytes = args_.count * args_.typeSize;
     if (p == 1 || bytes == 0) return Status::Ok;
     char* buf = static_cast<char*>(args_.rbuf);
-    for (size_t off = 0; off < bytes; off += kSegment) {
-      const size_t len = bytes - off < kSegment ? bytes - off : kSegment;
+    const size_t piece = bytes < kPiecesBelow ? kSegment : bytes;
+    for (size_t off = 0; off < bytes; off += piece) {
+      const size_t len = bytes - off < piece ? bytes - off : piece;
       if (rank() != root) {
         RRT_TRY(recv(root, buf + off, len));
       } else {
@@ -48,6 +53,7 @@ class BcastLinear final : public Task {
 
  private:
   static constexpr size_t kSegment = 16 * 1024;
+  static constexpr size_t kPiecesBelow = 256 * 1024;
   bool posted_ = false;
 };
 

@@ -127,8 +127,11 @@ const Rule kRules[] = {
   // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
-  // Linear sends 16K pieces, eagerly: below 256K the root never waits for a receiver.
+  // Linear sends 16K pieces, eagerly, below 256K: the root never waits for a receiver. From 256K
+  // one message per peer, every receiver copying from the root at once: ahead of binomial at 4
+  // and 8 ranks up to 4M (4 ranks 1M: 115-180 / 158-220 us), behind it at 3 from 512K.
   {CK::Bcast,     MemType::Host, 3, 8,         RankClass::Any,     0,     256*K, "linear"},
+  {CK::Bcast,     MemType::Host, 4, 8,         RankClass::Any,     256*K, kInf,  "linear"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},

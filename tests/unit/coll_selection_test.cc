@@ -39,7 +39,10 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "linear");
   EXPECT_EQ(pick(CollKind::Bcast, 128 << 10, 4), "linear");
-  EXPECT_EQ(pick(CollKind::Bcast, 512 << 10, 4), "binomial");
+  EXPECT_EQ(pick(CollKind::Bcast, 512 << 10, 4), "linear");
+  EXPECT_EQ(pick(CollKind::Bcast, 4 << 20, 8), "linear");
+  EXPECT_EQ(pick(CollKind::Bcast, 512 << 10, 3), "binomial");
+  EXPECT_EQ(pick(CollKind::Bcast, 512 << 10, 9), "binomial");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 2), "dissemination");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 9), "dissemination");
 }
