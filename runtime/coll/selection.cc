@@ -54,7 +54,7 @@ const Algorithm kAlgorithms[] = {
   {CK::Bcast,     "binomial",           makeBcastBinomial,              0,
    "ceil(log p) (alpha + n beta)"},
   {CK::Bcast,     "linear",             makeBcastLinear,                0,
-   "alpha + (p-1) n beta at the root, depth 1"},
+   "alpha + (p-1) n beta at the root, depth 1 (from 256K: the p-1 receivers copy from the root at once)"},
   {CK::Bcast,     "scatter_allgather",  makeBcastScatterAllgather,      0,
    "(log p + p - 1) alpha + 2 (p-1)/p n beta"},
   {CK::Bcast,     "chain",              makeBcastChain,                 0,

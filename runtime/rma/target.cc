@@ -2,6 +2,7 @@
 // services what arrived (bounds checks, data into / out of window memory, accumulates in issue
 // order per origin, lock grants, post / complete notices). Completion callbacks only queue
 // work; everything that sends or posts runs from poll(), never inside the engine's handlers.
+#include <algorithm>
 #include <cinttypes>
 #include <cstring>
 
@@ -105,6 +106,30 @@ Status checkAcc(const RmaHeader& h, size_t* elem) {
   return Status::Ok;
 }
 
+// inout = data op inout over bytes / elem elements. A peer chooses the displacement (in a window
+// of disp_unit 1 it may be odd) and inline data sits after the header, so either side can be
+// misaligned for the element type, and the kernels load it as that type: a misaligned
+// operation goes through aligned scratch, one chunk at a time.
+void reduceInto(coll::Kernel k, const char* data, char* addr, size_t bytes, size_t elem) {
+  const size_t align = std::min<size_t>(elem & (~elem + 1), 16);  // divides the type's alignof
+  const uintptr_t mis = (reinterpret_cast<uintptr_t>(data) | reinterpret_cast<uintptr_t>(addr)) &
+                        (align - 1);
+  if (mis == 0) {
+    k(data, addr, bytes / elem);
+    return;
+  }
+  alignas(16) char in[2048];
+  alignas(16) char inout[2048];
+  const size_t chunk = sizeof in / elem * elem;
+  for (size_t done = 0; done < bytes; done += chunk) {
+    const size_t n = std::min(chunk, bytes - done);
+    std::memcpy(in, data + done, n);
+    std::memcpy(inout, addr + done, n);
+    k(in, inout, n / elem);
+    std::memcpy(addr + done, inout, n);
+  }
+}
+
 // Applies an accumulate-type operation (its turn has come) and answers it.
 void applyAcc(Window& w, int src, const RmaHeader& h, const char* data, Status st) {
   const RmaOp op = static_cast<RmaOp>(h.op);
@@ -126,7 +151,7 @@ void applyAcc(Window& w, int src, const RmaHeader& h, const char* data, Status s
     } else if (h.rop == RRT_REPLACE) {
       std::memcpy(addr, data, h.bytes);
     } else if (h.rop != RRT_NO_OP) {
-      coll::kernelFor(h.rop, h.type)(data, addr, h.bytes / elem);
+      reduceInto(coll::kernelFor(h.rop, h.type), data, addr, h.bytes, elem);
     }
   }
   if (!fetch) {

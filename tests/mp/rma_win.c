@@ -1,7 +1,8 @@
 /* One-sided communication on the rrt C API (rrt_win_*), any number of ranks: every window kind
  * with put / get (plain and request forms) at sizes around the inline-header limit and the
  * eager limit (so it straddles eager and rendezvous for both the header and the data), the
- * accumulate family on int64 from every rank into one target, fence, lock / lock_all with
+ * accumulate family on int64 from every rank into one target (and doubles at an odd
+ * displacement), fence, lock / lock_all with
  * flush, post/start/complete/wait, and the error codes: invalid window, target rank, op,
  * out-of-range accesses (RRT_ERR_RMA_RANGE, memory untouched) and synchronization errors.
  * Lists run it with each protocol forced and over TCP. */
@@ -134,6 +135,35 @@ static void test_atomics(void) {
   free_win(1, &win, mem);
 }
 
+/* Accumulate at an odd displacement of a disp_unit 1 window: the target reduces doubles that
+ * are not 8-byte aligned (through aligned scratch), one short operation and one long enough
+ * to be reduced in several chunks. */
+static void test_misaligned(void) {
+  enum { N = 700 };
+  unsigned char *mem;
+  uint64_t d0[256];
+  if (mp_size > 256) return;
+  const size_t bytes = 1 + (size_t)N * 8;
+  rrt_win_t win = make_win(0, bytes, &mem, d0);
+  double v[N];
+  for (int i = 0; i < N; ++i) v[i] = 0.5 * i + mp_rank;
+  MP_CALL(rrt_win_lock(RRT_LOCK_SHARED, 0, 0, win));
+  MP_CALL(rrt_win_accumulate(v, N - 1, RRT_DOUBLE, 0, 1, RRT_SUM, win));
+  MP_CALL(rrt_win_accumulate(&v[N - 1], 1, RRT_DOUBLE, 0, 1 + 8 * (N - 1), RRT_SUM, win));
+  MP_CALL(rrt_win_unlock(0, win));
+  MP_CALL(rrt_barrier(RRT_COMM_WORLD));
+  if (mp_rank == 0) {
+    MP_EXPECT(mem[0] == 0, "byte before the doubles changed");
+    for (int i = 0; i < N; ++i) {
+      double got, want = (0.5 * i) * mp_size + (double)mp_size * (mp_size - 1) / 2;
+      memcpy(&got, mem + 1 + 8 * (size_t)i, sizeof got);
+      MP_EXPECT(got == want, "misaligned acc[%d] = %g want %g", i, got, want);
+    }
+  }
+  MP_CALL(rrt_barrier(RRT_COMM_WORLD));
+  free_win(0, &win, mem);
+}
+
 static void test_pscw(void) {
   unsigned char *mem;
   uint64_t d0[256];
@@ -209,6 +239,7 @@ int main(int argc, char **argv) {
   left_ = (mp_rank + mp_size - 1) % mp_size;
   for (int kind = 0; kind < 3; ++kind) test_put_get(kind);
   test_atomics();
+  test_misaligned();
   test_pscw();
   test_errors();
   return mp_finish("rma_win");
