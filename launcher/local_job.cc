@@ -32,6 +32,10 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 constexpr double kOutputDrainSeconds = 1.0;  // after the last rank: descendants may hold pipes
 constexpr double kServerShutdownSeconds = 2.0;
+// A rank that exits 0 before its PMIx finalize reached us may still have finalized: the client
+// gives up waiting for the server's answer after a fixed 2 s (PMIx 4.2.2) and exits, and the
+// server thread, starved on a loaded machine, reads the finalize later. Judged after this long.
+constexpr double kLateFinalizeSeconds = 5.0;
 
 double now() {
   timespec ts;
@@ -49,6 +53,7 @@ struct Rank {
   bool alive = false;
   bool connected = false;
   bool finalized = false;
+  double verdictAt = kNever;  // exited 0 unfinalized: warn then unless the finalize comes
 };
 
 class LocalJob {
@@ -63,6 +68,7 @@ class LocalJob {
   void loop();
   void handleUpcalls();
   void reapChildren();
+  double judgeLateFinalizes(double t);
   void onSignal(int sig);
   void beginTermination(int exitCode, int sig, double grace);
   void signalLiveRanks(int sig);
@@ -204,11 +210,12 @@ void LocalJob::loop() {
       report(std::to_string(liveRanks()) + " rank(s) did not exit after SIGKILL; giving up");
       return;
     }
+    const double verdictAt = judgeLateFinalizes(t);
     if (liveRanks() == 0) {
       escalateAt_ = kNever;
       if (stdin_) stdin_->close();
       if (drainUntil_ == kNever) drainUntil_ = t + kOutputDrainSeconds;
-      if (!outputsOpen() || t >= drainUntil_) return;
+      if ((!outputsOpen() || t >= drainUntil_) && verdictAt == kNever) return;
     }
 
     fds.clear();
@@ -233,7 +240,7 @@ void LocalJob::loop() {
         owner.push_back(static_cast<int>(i));
       }
     }
-    double next = std::min({timeoutAt_, escalateAt_, giveUpAt_, drainUntil_});
+    double next = std::min({timeoutAt_, escalateAt_, giveUpAt_, drainUntil_, verdictAt});
     int waitMs = -1;
     if (next != kNever) waitMs = std::max(0, static_cast<int>(std::ceil((next - t) * 1000)));
     int n = poll(fds.data(), fds.size(), waitMs);
@@ -314,14 +321,32 @@ void LocalJob::reapChildren() {
     if (r == 0 && stdin_) stdin_->close();
     if (terminating_) continue;  // ended by us: not reported
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-      if (rank.connected && !rank.finalized) {
-        report("warning: " + rankLabel(r, pid) + " exited with status 0 without finalizing PMIx");
-      }
+      if (rank.connected && !rank.finalized) rank.verdictAt = now() + kLateFinalizeSeconds;
       continue;
     }
     report(rankLabel(r, pid) + " " + describeWaitStatus(status));
     beginTermination(exitCodeFromWaitStatus(status), SIGTERM, kKillGraceSeconds);
   }
+}
+
+// Ranks that exited 0 before their finalize arrived: quiet once it came, a warning when it did
+// not in time. Returns the earliest verdict still pending (kNever: none).
+double LocalJob::judgeLateFinalizes(double t) {
+  double next = kNever;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    Rank& rank = ranks_[r];
+    if (rank.verdictAt == kNever) continue;
+    if (rank.finalized || terminating_) {
+      rank.verdictAt = kNever;
+    } else if (t >= rank.verdictAt) {
+      rank.verdictAt = kNever;
+      report("warning: " + rankLabel(static_cast<int>(r), rank.pid) +
+             " exited with status 0 without finalizing PMIx");
+    } else {
+      next = std::min(next, rank.verdictAt);
+    }
+  }
+  return next;
 }
 
 void LocalJob::onSignal(int sig) {

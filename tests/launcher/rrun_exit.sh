@@ -46,6 +46,22 @@ run_rrun "$WORK/out" "$WORK/err" -n 2 "$PROBE" --no-finalize "$TOKEN"
 expect_rc "no finalize" 0
 expect_grep "no-finalize warning" "rrun: warning: rank [01] \(pid [0-9]+\) exited with status 0 without finalizing PMIx\$" "$WORK/err"
 
+# A finalize that rrun reads late: PMIx 4.2.2's client stops waiting for the server's answer
+# after 2 s and exits 0, and a starved rrun reads the finalize after the exit (CI, 8 ranks on a
+# loaded machine). Not a warning. rrun is stopped from when the 4 ranks are up until all exited.
+mkdir -p "$WORK/pids"
+"$RRUN" -n 4 "$PROBE" --pidfile "$WORK/pids" --sleep 1 "$TOKEN" >"$WORK/out" 2>"$WORK/err" </dev/null &
+rp=$!
+for r in 0 1 2 3; do wait_for_file "$WORK/pids/rank.$r.pid" 20; done
+kill -STOP "$rp"
+wait_no_ranks "late finalize: ranks exited while rrun stopped" 20
+kill -CONT "$rp"
+for _ in $(seq 300); do kill -0 "$rp" 2>/dev/null || break; sleep 0.1; done
+kill -9 "$rp" 2>/dev/null && fail "late finalize: rrun still running after 30 s"
+wait "$rp"; RC=$?
+expect_rc "late finalize" 0
+expect_no_grep "late finalize: no warning" "without finalizing" "$WORK/err"
+
 # --timeout: killed, reported, exit 124.
 run_rrun "$WORK/out" "$WORK/err" -n 2 --timeout 1 "$PROBE" --sleep 60 "$TOKEN"
 expect_rc "timeout" 124
