@@ -15,6 +15,7 @@ include tests/fuzz/local.mk
 include tests/soak/local.mk
 include tests/fault/local.mk
 include tests/multihost/local.mk
+include tests/steady/local.mk
 
 # Sanitizer builds: any report fails the test it happens in; leaks inside third-party
 # libraries are suppressed (tests/sanitizers/lsan.supp justifies each entry).

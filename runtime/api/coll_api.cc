@@ -8,6 +8,7 @@
 #include "runtime/coll/coll.h"
 #include "runtime/coll/neighbor_exchange.h"
 #include "runtime/coll/op.h"
+#include "runtime/coll/vector_pool.h"
 #include "runtime/gpu/gpu.h"
 
 using namespace rrt;
@@ -50,6 +51,8 @@ Status vectorBytes(const char* fn, const proto::Comm& c, rrt_datatype_t type, co
   const core::TypeInfo* t;
   RRT_TRY(api::checkType(fn, type, &t));
   *extent = 0;
+  *bytes = coll::sizesPool().take(static_cast<size_t>(c.size));
+  *offs = coll::sizesPool().take(static_cast<size_t>(c.size));
   for (int i = 0; i < c.size; ++i) {
     size_t b = 0, o = 0;
     RRT_TRY(api::checkCountBytes(fn, counts[i], t->size, &b));
@@ -237,6 +240,10 @@ static int reduceScatterImpl(const char* fn, const void* sbuf, void* rbuf, const
     if (s != Status::Ok) (void)bad(fn, "op is not defined on this datatype (or invalid)", s);
   }
   size_t total = 0;
+  if (s == Status::Ok) {
+    a.recvOffs = coll::sizesPool().take(static_cast<size_t>(c->size));
+    a.recvBytes = coll::sizesPool().take(static_cast<size_t>(c->size));
+  }
   for (int i = 0; s == Status::Ok && i < c->size; ++i) {
     size_t b = 0;
     s = api::checkCountBytes(fn, block ? blockCount : rcounts[i], t->size, &b);

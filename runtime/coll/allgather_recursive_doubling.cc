@@ -13,7 +13,7 @@ namespace {
 class AllgatherRecursiveDoubling final : public Task {
  public:
   AllgatherRecursiveDoubling(proto::Comm& c, CollArgs&& a)
-      : Task(c, std::move(a)), b_(Blocks::of(args_, c.size)) {}
+      : Task(c, std::move(a)), b_(Blocks::of(args_)) {}
 
   Status advance() override {
     const int p = size(), r = rank();
@@ -24,7 +24,7 @@ class AllgatherRecursiveDoubling final : public Task {
       switch (phase_) {
         case Phase::Start:
           if (!inPlace(args_.sbuf))
-            copy(out() + b_.off[static_cast<size_t>(r)], args_.sbuf, b_.len[static_cast<size_t>(r)]);
+            copy(out() + b_.off(r), args_.sbuf, b_.len(r));
           if (p == 1) return Status::Ok;
           if (f.newRank < 0) {
             RRT_TRY(range(true, f.partner, r, r + 1));
@@ -71,14 +71,9 @@ class AllgatherRecursiveDoubling final : public Task {
   Status range(bool isSend, int peer, int first, int end) {
     if (first >= end) return Status::Ok;
     auto op = [&](size_t o, size_t n) { return isSend ? send(peer, out() + o, n) : recv(peer, out() + o, n); };
-    if (b_.uniform) {
-      const size_t f = static_cast<size_t>(first);
-      return op(b_.off[f], b_.len[f] * static_cast<size_t>(end - first));
-    }
-    for (int i = first; i < end; ++i) {
-      const size_t u = static_cast<size_t>(i);
-      if (b_.len[u] > 0) RRT_TRY(op(b_.off[u], b_.len[u]));
-    }
+    if (b_.uniform()) return op(b_.off(first), b_.len(first) * static_cast<size_t>(end - first));
+    for (int i = first; i < end; ++i)
+      if (b_.len(i) > 0) RRT_TRY(op(b_.off(i), b_.len(i)));
     return Status::Ok;
   }
   enum class Phase { Start, Exchange, ExtraResult, Done };

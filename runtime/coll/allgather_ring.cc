@@ -11,7 +11,7 @@ namespace {
 
 class AllgatherRing final : public Task {
  public:
-  AllgatherRing(proto::Comm& c, CollArgs&& a) : Task(c, std::move(a)), b_(Blocks::of(args_, c.size)) {}
+  AllgatherRing(proto::Comm& c, CollArgs&& a) : Task(c, std::move(a)), b_(Blocks::of(args_)) {}
   Status advance() override {
     const int p = size(), r = rank();
     char* out = bytePtr(args_.rbuf);
@@ -19,17 +19,16 @@ class AllgatherRing final : public Task {
       if (!idle()) return Status::InProgress;
       RRT_TRY(error_);
       const bool copyOwn = step_ == 0 && !inPlace(args_.sbuf);
-      const size_t own = static_cast<size_t>(r);
       if (step_ == p - 1) {  // p == 1
-        if (copyOwn) copy(out + b_.off[own], args_.sbuf, b_.len[own]);
+        if (copyOwn) copy(out + b_.off(r), args_.sbuf, b_.len(r));
         return Status::Ok;
       }
-      const size_t sb = static_cast<size_t>(mod(r - step_, p)), rb = static_cast<size_t>(mod(r - step_ - 1, p));
-      RRT_TRY(recv(ringLeft(r, p), out + b_.off[rb], b_.len[rb]));
+      const int sb = mod(r - step_, p), rb = mod(r - step_ - 1, p);
+      RRT_TRY(recv(ringLeft(r, p), out + b_.off(rb), b_.len(rb)));
       // Step 0 sends the own block straight from the input, so that its copy into the output
       // (after posting) overlaps the transfer.
-      RRT_TRY(send(ringRight(r, p), copyOwn ? bytePtr(args_.sbuf) : out + b_.off[sb], b_.len[sb]));
-      if (copyOwn) copy(out + b_.off[own], args_.sbuf, b_.len[own]);
+      RRT_TRY(send(ringRight(r, p), copyOwn ? bytePtr(args_.sbuf) : out + b_.off(sb), b_.len(sb)));
+      if (copyOwn) copy(out + b_.off(r), args_.sbuf, b_.len(r));
       ++step_;
     }
   }

@@ -2,37 +2,39 @@
 // algorithms. Uniform (allgather): block i at i * b on every rank, so any run of consecutive
 // blocks is one contiguous message. Otherwise (allgatherv) displacements are local to each rank
 // and runs are sent block by block (counts agree on every rank; displacements need not).
+// A view: it computes the uniform layout and reads allgatherv's from the task's own CollArgs
+// (which outlive it), so making one allocates nothing.
 #pragma once
 
-#include <vector>
+#include <cstddef>
 
 #include "runtime/coll/coll.h"
 
 namespace rrt::coll {
 
-struct Blocks {
-  std::vector<size_t> off, len;
-  bool uniform = false;
-
-  static Blocks of(const CollArgs& a, int p) {
+class Blocks {
+ public:
+  static Blocks of(const CollArgs& a) {
     Blocks b;
     if (a.kind == CollKind::Allgatherv) {
-      b.off = a.recvOffs;
-      b.len = a.recvBytes;
+      b.offs_ = a.recvOffs.data();
+      b.lens_ = a.recvBytes.data();
     } else {
-      b.uniform = true;
-      for (int i = 0; i < p; ++i) {
-        b.off.push_back(static_cast<size_t>(i) * a.blockBytes);
-        b.len.push_back(a.blockBytes);
-      }
+      b.block_ = a.blockBytes;
     }
     return b;
   }
-  size_t total() const {
-    size_t t = 0;
-    for (size_t l : len) t += l;
-    return t;
+  bool uniform() const { return lens_ == nullptr; }
+  size_t off(int rank) const {
+    const size_t r = static_cast<size_t>(rank);
+    return uniform() ? r * block_ : offs_[r];
   }
+  size_t len(int rank) const { return uniform() ? block_ : lens_[static_cast<size_t>(rank)]; }
+
+ private:
+  size_t block_ = 0;              // uniform: bytes of every block
+  const size_t* offs_ = nullptr;  // allgatherv: per rank, from CollArgs
+  const size_t* lens_ = nullptr;
 };
 
 }  // namespace rrt::coll

@@ -72,8 +72,16 @@ struct CollArgs {
   // v-variants, per rank of comm, in bytes: allgatherv (recv*), alltoallv (send* and recv*),
   // gatherv (recv* at the root), scatterv (send* at the root), reduce_scatter (recvBytes =
   // recvcounts * typeSize; offsets are the prefix sums).
+  // Filled from sizesPool() (vector_pool.h); the destructor gives their storage back.
   std::vector<size_t> sendBytes, sendOffs, recvBytes, recvOffs;
   memory::MemType memType = memory::MemType::Host;
+
+  CollArgs() = default;
+  CollArgs(const CollArgs&) = default;
+  CollArgs(CollArgs&&) = default;
+  CollArgs& operator=(const CollArgs&) = default;
+  CollArgs& operator=(CollArgs&&) = default;
+  ~CollArgs();
 };
 
 inline bool inPlace(const void* p) { return p == RRT_IN_PLACE; }

@@ -277,6 +277,10 @@ Status Task::post(Status s, core::Request* r, core::Request** slot) {
   if (r->complete) {
     if (r->status.error != RRT_SUCCESS && error_ == Status::Ok)
       error_ = static_cast<Status>(r->status.error);
+    if (!slot) {  // nothing to wait for (an eager send): released now, not kept for idle()
+      core::requestRelease(r);
+      return Status::Ok;
+    }
   } else {
     r->onComplete = onRequestComplete;
     r->onCompleteArg = this;

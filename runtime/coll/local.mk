@@ -13,6 +13,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc runtime/coll/ctx_agree.h runtime/coll/ctx_agree.cc \
 	runtime/coll/neighbor_exchange.h runtime/coll/neighbor_exchange.cc \
 	runtime/coll/scratch_cache.h runtime/coll/scratch_cache.cc \
+	runtime/coll/vector_pool.h runtime/coll/vector_pool.cc \
 	runtime/coll/op.h runtime/coll/op.cc \
 	runtime/coll/patterns.h runtime/coll/blocks.h \
 	runtime/coll/node_layout.h runtime/coll/node_layout.cc \
@@ -48,7 +49,7 @@ TESTS += tests/unit/coll_test
 tests_unit_coll_test_SOURCES = tests/unit/coll_sim.h tests/unit/coll_sim.cc \
 	tests/unit/coll_kernels_test.cc tests/unit/coll_patterns_test.cc tests/unit/coll_neighbor_test.cc \
 	tests/unit/coll_selection_test.cc tests/unit/coll_algorithms_test.cc \
-	tests/unit/coll_scratch_test.cc
+	tests/unit/coll_scratch_test.cc tests/unit/coll_vector_pool_test.cc
 tests_unit_coll_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_coll_test_LDADD = $(UNIT_LDADD)
 

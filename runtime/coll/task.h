@@ -23,19 +23,29 @@
 
 #include "runtime/coll/coll.h"
 #include "runtime/coll/scratch_cache.h"
+#include "runtime/coll/vector_pool.h"
 
 namespace rrt::coll {
 
 // The request handles a task holds: the first kInline without touching the heap (a step posts
-// a handful), the rest in a vector. Order is not kept (removal swaps with the last).
+// a handful), the rest in a vector whose storage comes from and goes back to
+// requestListPool() (vector_pool.h). Order is not kept (removal swaps with the last).
 class ReqList {
  public:
   static constexpr size_t kInline = 8;
+  ReqList() = default;
+  ReqList(const ReqList&) = delete;
+  ReqList& operator=(const ReqList&) = delete;
+  ~ReqList() { requestListPool().give(more_); }
   size_t size() const { return n_; }
   core::Request*& operator[](size_t i) { return i < kInline ? inline_[i] : more_[i - kInline]; }
   void push(core::Request* r) {
-    if (n_ < kInline) inline_[n_] = r;
-    else more_.push_back(r);
+    if (n_ < kInline) {
+      inline_[n_] = r;
+    } else {
+      if (more_.capacity() == 0) more_ = requestListPool().take(kInline);
+      more_.push_back(r);
+    }
     ++n_;
   }
   // Removes the entry equal to r (swap with the last); false when absent.

@@ -5,9 +5,9 @@
 # (memcheck cannot run sanitizer builds):
 #   tests/valgrind/memcheck.sh [BUILDDIR]
 # Exits 1 when any binary has an error, 77 when valgrind is missing. coll_test runs its kernel,
-# pattern and selection tests here; its algorithm tests (every collective at 1..16 simulated
-# ranks: a minute natively, far too long under memcheck) only with MEMCHECK_ALL=1 (and in a
-# whole make check under ASan, which CI leaves out for time: see .ci/run).
+# pattern, selection and vector-pool tests here; its algorithm tests (every collective at 1..16
+# simulated ranks: a minute natively, far too long under memcheck) only with MEMCHECK_ALL=1 (and
+# in a whole make check under ASan, which CI leaves out for time: see .ci/run).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-${top_builddir:-$(cd "$here/../.." && pwd)}}
@@ -17,7 +17,7 @@ for t in tests/unit/core_test tests/unit/shm_test tests/unit/coll_test tests/lau
   bin="$build/$t"
   filter=()
   [ "$t" = tests/unit/coll_test ] && [ -z "${MEMCHECK_ALL:-}" ] &&
-    filter=(--gtest_filter='CollKernels.*:CollPatterns.*:CollSelection.*')
+    filter=(--gtest_filter='CollKernels.*:CollPatterns.*:CollSelection.*:VectorPool.*')
   [ -x "$bin" ] || { echo "FAIL: $bin not built (make check builds it)"; status=1; continue; }
   log=$(mktemp "${TMPDIR:-/tmp}/rrt-memcheck.XXXXXX")
   start=$(date +%s)
