@@ -270,7 +270,8 @@ int rrt_request_free(rrt_request_t *request);
 
 /* ---- collectives ---------------------------------------------------------------------------- */
 /* Each has a non-blocking twin rrt_i<name>(..., rrt_request_t *request). Counts and
- * displacements of the v-variants are in elements of the given type. */
+ * displacements of the v-variants are in elements of the given type; rrt reads those arrays
+ * during the call only, also in the non-blocking twins, so they may be reused at once. */
 int rrt_barrier(rrt_comm_t comm);
 int rrt_bcast(void *buf, size_t count, rrt_datatype_t type, int root, rrt_comm_t comm);
 int rrt_reduce(const void *sendbuf, void *recvbuf, size_t count, rrt_datatype_t type, rrt_op_t op,

@@ -10,6 +10,14 @@
 namespace rrt::mpi {
 namespace {
 
+// The size_t count and displacement arrays a call hands to rrt: rrt reads them during the call
+// only, also in the non-blocking twins (rrt.h), so they come from a few process-wide buffers
+// reused from call to call instead of the heap (a v-collective of predefined or dense types
+// then allocates nothing here). MPI calls do not nest: the layer provides
+// MPI_THREAD_SERIALIZED at most, and user operations may not call MPI.
+constexpr int kSizeArrays = 4;  // alltoallv: counts and displacements of both sides
+std::vector<size_t> gSizeArrays[kSizeArrays];
+
 // One collective call in progress through the layer.
 struct Call {
   MPI_Comm comm;
@@ -29,6 +37,13 @@ struct Call {
   }
   bool ok() const { return c != nullptr && err == MPI_SUCCESS; }
   rrt_request_t* reqOut() { return &rr; }
+  // Room for n entries, valid until the call returns (gSizeArrays).
+  size_t* sizes(size_t n) {
+    std::vector<size_t>& v = gSizeArrays[nSizes++];
+    if (v.size() < n) v.resize(n);
+    return v.data();
+  }
+  int nSizes = 0;
   // The type handle, committed, or nullptr after raising MPI_ERR_TYPE.
   Type* type(MPI_Datatype dt) {
     Type* t = typeGet(dt);
@@ -67,10 +82,12 @@ struct VBuf {
   const size_t* displs = nullptr;
   rrt_datatype_t type = RRT_BYTE;
 };
-VBuf stageV(Stage& st, const Type& t, const void* buf, const int* counts, const int* displs,
+VBuf stageV(Call& k, const Type& t, const void* buf, const int* counts, const int* displs,
             int n, bool out, bool inout) {
   VBuf v;
-  std::vector<size_t> c(static_cast<size_t>(n)), d(static_cast<size_t>(n));
+  Stage& st = k.st;
+  size_t* c = k.sizes(static_cast<size_t>(n));
+  size_t* d = k.sizes(static_cast<size_t>(n));
   if (t.predefined || typeDense(t)) {
     for (int i = 0; i < n; ++i) {
       c[i] = unit(t, static_cast<size_t>(counts[i]));
@@ -97,18 +114,18 @@ VBuf stageV(Stage& st, const Type& t, const void* buf, const int* counts, const 
       Type lay;
       lay.blocks = t.blocks;
       lay.extent = t.extent;
-      std::vector<size_t> cnt(counts, counts + n);
+      std::vector<size_t> cnt(counts, counts + n), at(d, d + n);
       char* user = static_cast<char*>(const_cast<void*>(buf));
-      st.onFinish([lay, tmp, d, off, cnt, user, sz = t.size](size_t) {
+      st.onFinish([lay, tmp, at, off, cnt, user, sz = t.size](size_t) {
         for (size_t i = 0; i < cnt.size(); ++i)
-          typeUnpack(lay, tmp + d[i], cnt[i] * sz, user + off[i], cnt[i]);
+          typeUnpack(lay, tmp + at[i], cnt[i] * sz, user + off[i], cnt[i]);
       });
     }
     v.ptr = tmp;
     v.type = RRT_BYTE;
   }
-  v.counts = st.array(std::move(c));
-  v.displs = st.array(std::move(d));
+  v.counts = c;
+  v.displs = d;
   return v;
 }
 
@@ -240,7 +257,7 @@ int reduceScatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MP
   Call k(comm, fn, req);
   if (!k.ok()) return k.err;
   size_t total = 0;
-  std::vector<size_t> counts(static_cast<size_t>(k.c->size));
+  size_t* counts = k.sizes(static_cast<size_t>(k.c->size));
   for (int i = 0; i < k.c->size; ++i) {
     if (!k.count(recvcounts[i])) return k.err;
     total += static_cast<size_t>(recvcounts[i]);
@@ -251,9 +268,9 @@ int reduceScatter(const void* sendbuf, void* recvbuf, const int recvcounts[], MP
   size_t mine = static_cast<size_t>(recvcounts[k.c->rank]);
   RrtBuf s = redIn(k.st, r, sendbuf, total);
   RrtBuf d = redOut(k.st, r, recvbuf, inPlace(sendbuf) ? total : mine, inPlace(sendbuf));
-  const size_t* cp = k.st.array(std::move(counts));
-  return k.done(req ? rrt_ireduce_scatter(s.ptr, d.ptr, cp, redType(r), r.op->rop, k.c->rc, k.reqOut())
-                    : rrt_reduce_scatter(s.ptr, d.ptr, cp, redType(r), r.op->rop, k.c->rc));
+  return k.done(req ? rrt_ireduce_scatter(s.ptr, d.ptr, counts, redType(r), r.op->rop, k.c->rc,
+                                          k.reqOut())
+                    : rrt_reduce_scatter(s.ptr, d.ptr, counts, redType(r), r.op->rop, k.c->rc));
 }
 
 // ---- data movement ----------------------------------------------------------------------------
@@ -354,7 +371,7 @@ int gatherv(bool all, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
     if (!t) return k.err;
     for (int i = 0; i < k.c->size; ++i)
       if (!k.count(recvcounts[i])) return k.err;
-    d = stageV(k.st, *t, recvbuf, recvcounts, displs, k.c->size, true, inPlace(sendbuf));
+    d = stageV(k, *t, recvbuf, recvcounts, displs, k.c->size, true, inPlace(sendbuf));
   }
   rrt_comm_t c = k.c->rc;
   int rc;
@@ -380,7 +397,7 @@ int scatterv(const void* sendbuf, const int sendcounts[], const int displs[], MP
     if (!t) return k.err;
     for (int i = 0; i < k.c->size; ++i)
       if (!k.count(sendcounts[i])) return k.err;
-    s = stageV(k.st, *t, sendbuf, sendcounts, displs, k.c->size, false, false);
+    s = stageV(k, *t, sendbuf, sendcounts, displs, k.c->size, false, false);
   }
   RrtBuf d{RRT_IN_PLACE, 0, RRT_BYTE};
   size_t dEach = 0;
@@ -410,13 +427,13 @@ int alltoallv(const void* sendbuf, const int sendcounts[], const int sdispls[],
     if (!t) return k.err;
     for (int i = 0; i < p; ++i)
       if (!k.count(sendcounts[i])) return k.err;
-    s = stageV(k.st, *t, sendbuf, sendcounts, sdispls, p, false, false);
+    s = stageV(k, *t, sendbuf, sendcounts, sdispls, p, false, false);
   }
   Type* t = k.type(recvtype);
   if (!t) return k.err;
   for (int i = 0; i < p; ++i)
     if (!k.count(recvcounts[i])) return k.err;
-  VBuf d = stageV(k.st, *t, recvbuf, recvcounts, rdispls, p, true, inPlace(sendbuf));
+  VBuf d = stageV(k, *t, recvbuf, recvcounts, rdispls, p, true, inPlace(sendbuf));
   if (inPlace(sendbuf)) {  // in place, the send layout is the receive layout
     s.counts = d.counts;
     s.displs = d.displs;

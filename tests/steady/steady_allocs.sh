@@ -7,7 +7,9 @@
 # handful from run to run).
 # Sizes: 8 B (eager, the small-message algorithms) and 128 KiB (rendezvous, the large ones);
 # 2 ranks for point-to-point, 3 for collectives (the non-power-of-two paths) and 4 for the
-# power-of-two ones. Skips (77) in sanitizer builds, whose allocator the shim would bypass.
+# power-of-two ones. mpi_vcoll.c: the v-collectives through the MPI layer (16 B per rank,
+# blocking and non-blocking). Skips (77) in sanitizer builds, whose allocator the shim would
+# bypass.
 set -u
 : "${top_builddir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 RRUN=$top_builddir/rrun
@@ -27,10 +29,11 @@ trap 'rm -rf "$work"' EXIT
 # counts NP APP SIZE ITER: prints the allocation count of every rank, in rank order.
 counts() {
   rm -f "$work"/rank.*
-  local size=(-m "$3:$3")
-  [ "$2" = rrt_barrier ] && size=()
-  if ! RRT_ALLOC_COUNT_DIR=$work LD_PRELOAD=$SHIM timeout 120 "$RRUN" -n "$1" \
-      "$top_builddir/apps/$2" "${size[@]}" -i "$4" -x 5 >"$work/out" 2>&1; then
+  local cmd=("$top_builddir/apps/$2" -m "$3:$3" -i "$4" -x 5)
+  [ "$2" = rrt_barrier ] && cmd=("$top_builddir/apps/$2" -i "$4" -x 5)
+  [ "$2" = mpi_vcoll ] && cmd=("$top_builddir/tests/steady/mpi_vcoll" "$4")
+  if ! RRT_ALLOC_COUNT_DIR=$work LD_PRELOAD=$SHIM timeout 120 "$RRUN" -n "$1" "${cmd[@]}" \
+      >"$work/out" 2>&1; then
     echo "FAIL: rrun -n $1 $2 -m $3:$3 -i $4:" >&2
     cat "$work/out" >&2
     return 1
@@ -45,12 +48,13 @@ cases="2:rrt_latency 2:rrt_bw"
 for app in barrier bcast reduce allreduce allgather alltoall gather scatter reduce_scatter; do
   cases="$cases 3:rrt_$app"
 done
-cases="$cases 4:rrt_allreduce 4:rrt_allgather 4:rrt_alltoall"
+cases="$cases 4:rrt_allreduce 4:rrt_allgather 4:rrt_alltoall 3:mpi_vcoll"
 status=0
 for c in $cases; do
   np=${c%%:*} app=${c#*:}
   sizes="8 131072"
   [ "$app" = rrt_barrier ] && sizes=0
+  [ "$app" = mpi_vcoll ] && sizes=16
   for size in $sizes; do
     few=$(counts "$np" "$app" "$size" "$FEW") || { status=1; continue; }
     many=$(counts "$np" "$app" "$size" "$MANY") || { status=1; continue; }
