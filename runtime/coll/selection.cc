@@ -314,12 +314,33 @@ const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType
   return nullptr;
 }
 
+namespace {
+// The table's last answer per collective kind: a program repeats its collectives, and a hit
+// costs a few compares instead of the walk over the kind's rules (about 130 instructions per
+// call, a tenth of a small bcast's). The rules never change, so neither does an answer.
+struct Memo {
+  size_t bytes = 0;
+  int ranks = 0;
+  MemType mem = MemType::Host;
+  bool commutative = false, nodeAware = false;
+  const Algorithm* algo = nullptr;  // nullptr: empty
+};
+Memo gMemo[kCollKinds];
+}  // namespace
+
 const Algorithm* select(const CollArgs& args, int ranks, bool nodeAware) {
   const bool commutative = !isReduction(args.kind) || args.reducer.commutative;
   const Algorithm* forced = overrides().forced[static_cast<int>(args.kind)];
   if (canRun(forced, commutative)) return forced;
-  return selectFromTable(args.kind, selectionBytes(args, ranks), ranks, args.memType,
-                         commutative, nodeAware);
+  const size_t bytes = selectionBytes(args, ranks);
+  Memo& m = gMemo[static_cast<int>(args.kind)];
+  if (m.algo && m.bytes == bytes && m.ranks == ranks && m.mem == args.memType &&
+      m.commutative == commutative && m.nodeAware == nodeAware)
+    return m.algo;
+  const Algorithm* a =
+      selectFromTable(args.kind, bytes, ranks, args.memType, commutative, nodeAware);
+  if (a) m = Memo{bytes, ranks, args.memType, commutative, nodeAware, a};
+  return a;
 }
 
 void reloadSelection() {

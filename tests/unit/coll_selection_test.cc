@@ -47,6 +47,26 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Barrier, 0, 9), "dissemination");
 }
 
+// select() remembers the table's last answer per kind: whatever order the calls come in, it
+// answers what the table does (a stale memo would answer the previous call's question).
+TEST(CollSelection, RememberedAnswersMatchTheTable) {
+  CollArgs a;
+  a.kind = CollKind::Allreduce;
+  a.typeSize = 1;
+  a.reducer.commutative = true;
+  for (int round = 0; round < 3; ++round)
+    for (int p : {2, 4, 2, 3, 8})
+      for (size_t count : {size_t{8}, size_t{4} << 20, size_t{8}, size_t{64} << 10})
+        for (bool commutative : {true, false, true}) {
+          a.count = count;
+          a.reducer.commutative = commutative;
+          const Algorithm* want =
+              selectFromTable(a.kind, count, p, MemType::Host, commutative, false);
+          EXPECT_EQ(select(a, p), want) << "p=" << p << " count=" << count << " c=" << commutative;
+          EXPECT_EQ(select(a, p), want);
+        }
+}
+
 TEST(CollSelection, Overrides) {
   CollArgs a;
   a.kind = CollKind::Allreduce;
