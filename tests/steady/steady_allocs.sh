@@ -2,9 +2,10 @@
 # The fast path allocates nothing: each point-to-point and collective benchmark app runs twice
 # through rrun, with few and with many iterations, under an LD_PRELOAD shim that counts every
 # rank's heap allocations (alloc_count.c). Once warm, a call that allocates shows as a
-# difference of at least one allocation per extra iteration (200 here); the check allows 25
-# (what one-off growth, e.g. of the unexpected-message queue, can take: counts vary by a
-# handful from run to run).
+# difference of at least one allocation per extra iteration (200 here; rrt_bw's iteration is 64
+# messages); the check allows 100. What one-off growth takes stays below that: a receiver that
+# falls behind grows its unexpected-message queue once, by up to a window of messages (rrt_bw 8 B
+# on a loaded machine: +31 in one of 7 runs, every other case +0 to +8).
 # Sizes: 8 B (eager, the small-message algorithms) and 128 KiB (rendezvous, the large ones);
 # 2 ranks for point-to-point, 3 for collectives (the non-power-of-two paths) and 4 for the
 # power-of-two ones. mpi_vcoll.c: the v-collectives through the MPI layer (16 B per rank,
@@ -16,7 +17,7 @@ RRUN=$top_builddir/rrun
 SHIM=$top_builddir/tests/steady/.libs/liballoccount.so
 FEW=${STEADY_FEW:-50}
 MANY=${STEADY_MANY:-250}
-SLACK=${STEADY_SLACK:-25}
+SLACK=${STEADY_SLACK:-100}
 for f in "$RRUN" "$SHIM"; do [ -e "$f" ] || { echo "FAIL: $f is not built"; exit 1; }; done
 lib=$(ls "$top_builddir"/.libs/librrt.so.*.*.* 2>/dev/null | head -n 1)
 if [ -n "$lib" ] && ldd "$lib" 2>/dev/null | grep -Eq 'lib(a|t|ub)san'; then
