@@ -316,8 +316,9 @@ const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType
 
 namespace {
 // The table's last answer per collective kind: a program repeats its collectives, and a hit
-// costs a few compares instead of the walk over the kind's rules (about 130 instructions per
-// call, a tenth of a small bcast's). The rules never change, so neither does an answer.
+// costs a few compares instead of the walk over the kind's rules (80 instructions saved per
+// call: 1433 -> 1353 for an 8-byte bcast's root). The rules never change, so neither does an
+// answer.
 struct Memo {
   size_t bytes = 0;
   int ranks = 0;

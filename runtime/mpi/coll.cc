@@ -37,7 +37,8 @@ struct Call {
   }
   bool ok() const { return c != nullptr && err == MPI_SUCCESS; }
   rrt_request_t* reqOut() { return &rr; }
-  // Room for n entries, valid until the call returns (gSizeArrays).
+  // Room for n entries, valid until the call returns (gSizeArrays); at most kSizeArrays per
+  // call.
   size_t* sizes(size_t n) {
     std::vector<size_t>& v = gSizeArrays[nSizes++];
     if (v.size() < n) v.resize(n);
