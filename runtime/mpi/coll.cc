@@ -520,12 +520,12 @@ int alltoallw(const void* sendbuf, const int sendcounts[], const int sdispls[],
         typeUnpack(lays[i], landing + rd[i], rc[i], user + at[i], counts[i]);
     });
   }
-  const size_t *scp = k.st.array(std::move(sc)), *sdp = k.st.array(std::move(sd));
-  const size_t *rcp = k.st.array(std::move(rc)), *rdp = k.st.array(std::move(rd));
+  // rrt reads the arrays during the call only (gSizeArrays), so the locals are enough.
   rrt_comm_t c = k.c->rc;
-  return k.done(req ? rrt_ialltoallv(sb, scp, sdp, RRT_BYTE, rb, rcp, rdp, RRT_BYTE, c,
-                                     k.reqOut())
-                    : rrt_alltoallv(sb, scp, sdp, RRT_BYTE, rb, rcp, rdp, RRT_BYTE, c));
+  return k.done(req ? rrt_ialltoallv(sb, sc.data(), sd.data(), RRT_BYTE, rb, rc.data(), rd.data(),
+                                     RRT_BYTE, c, k.reqOut())
+                    : rrt_alltoallv(sb, sc.data(), sd.data(), RRT_BYTE, rb, rc.data(), rd.data(),
+                                    RRT_BYTE, c));
 }
 
 }  // namespace

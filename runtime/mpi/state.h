@@ -214,7 +214,6 @@ struct Stage {
   struct Parts {
     std::vector<std::unique_ptr<char[]>> temps;
     std::vector<std::function<void(size_t)>> after;  // called with the bytes received
-    std::vector<std::vector<size_t>> arrays;  // size_t copies of int count/displacement arrays
   };
   // Allocated on first use: most operations (predefined or dense datatypes) stage nothing, and
   // then a Stage is one null pointer to move and destroy on the point-to-point fast path.
@@ -228,11 +227,6 @@ struct Stage {
     auto& t = parts().temps;
     t.emplace_back(new char[bytes ? bytes : 1]);
     return t.back().get();
-  }
-  const size_t* array(std::vector<size_t> v) {
-    auto& a = parts().arrays;
-    a.push_back(std::move(v));
-    return a.back().data();
   }
   void onFinish(std::function<void(size_t)> f) { parts().after.push_back(std::move(f)); }
   void finish(size_t bytes = static_cast<size_t>(-1)) {
