@@ -1,7 +1,9 @@
-// Factories of the algorithms, one per file (<collective>_<algorithm>.cc). The registry with
-// names, flags and costs is in selection.cc.
+// Factories of the algorithms, one per file (<collective>_<algorithm>.cc), and the direct forms
+// (direct.h) of those that have one, next to their tasks. The registry with names, flags and
+// costs is in selection.cc.
 #pragma once
 
+#include "runtime/coll/direct.h"
 #include "runtime/coll/task.h"
 
 namespace rrt::coll {
@@ -38,5 +40,13 @@ RRT_COLL_ALGO(makeReduceScatterReduceScatterv);
 RRT_COLL_ALGO(makeScanRecursiveDoubling);
 RRT_COLL_ALGO(makeExscanRecursiveDoubling);
 #undef RRT_COLL_ALGO
+
+#define RRT_COLL_DIRECT(fn) Status fn(Direct& d, const CollArgs& args)
+RRT_COLL_DIRECT(barrierDisseminationDirect);
+RRT_COLL_DIRECT(barrierLinearDirect);
+RRT_COLL_DIRECT(bcastBinomialDirect);
+RRT_COLL_DIRECT(reduceBinomialDirect);
+RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
+#undef RRT_COLL_DIRECT
 
 }  // namespace rrt::coll

@@ -4,6 +4,7 @@
 // end). Latency-optimal: wins for small messages. Keeps rank order (the fold and every
 // exchange combine a lower rank range with the next higher one), so it serves non-commutative
 // ops; for those the two buffers swap roles instead of copying.
+#include <cstring>
 #include <utility>
 
 #include "runtime/coll/algorithms.h"
@@ -95,6 +96,45 @@ class AllreduceRecursiveDoubling final : public Task {
 
 Task* makeAllreduceRecursiveDoubling(proto::Comm& c, CollArgs&& a) {
   return new AllreduceRecursiveDoubling(c, std::move(a));
+}
+
+// The task's steps in a row.
+Status allreduceRecursiveDoublingDirect(Direct& d, const CollArgs& a) {
+  const size_t bytes = a.count * a.typeSize;
+  const Fold f = fold(d.rank(), d.size());
+  const void* in = inPlace(a.sbuf) ? a.rbuf : a.sbuf;
+  char* const out = static_cast<char*>(a.rbuf);
+  if (in != out) std::memcpy(out, in, bytes);
+  if (d.size() == 1 || bytes == 0) return Status::Ok;
+  if (f.newRank < 0) {  // extra rank: hand the input over, wait for the result
+    RRT_TRY(d.send(f.partner, out, bytes));
+    RRT_TRY(d.wait());
+    RRT_TRY(d.recv(f.partner, out, bytes));
+    return Status::Ok;
+  }
+  char* acc = out;
+  char* tmp = d.scratch(bytes);
+  if (!tmp) return Status::ErrNoMemory;
+  if (f.partner >= 0) {
+    RRT_TRY(d.recv(f.partner, tmp, bytes));
+    RRT_TRY(d.wait());
+    a.reducer.apply(tmp, acc, a.count);  // partner is the lower rank
+  }
+  for (int mask = 1; mask < f.p2; mask <<= 1) {
+    const int peerNew = f.newRank ^ mask, peer = unfoldRank(peerNew, f.rem);
+    RRT_TRY(d.recv(peer, tmp, bytes));
+    RRT_TRY(d.send(peer, acc, bytes));
+    RRT_TRY(d.wait());
+    if (peerNew < f.newRank || a.reducer.commutative) {
+      a.reducer.apply(tmp, acc, a.count);  // acc = lower op acc
+    } else {
+      a.reducer.apply(acc, tmp, a.count);  // tmp = acc op higher
+      std::swap(acc, tmp);
+    }
+  }
+  if (acc != out) std::memcpy(out, acc, bytes);
+  if (f.partner >= 0) RRT_TRY(d.send(f.partner, out, bytes));
+  return Status::Ok;
 }
 
 }  // namespace rrt::coll

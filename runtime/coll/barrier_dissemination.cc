@@ -32,4 +32,14 @@ Task* makeBarrierDissemination(proto::Comm& c, CollArgs&& a) {
   return new BarrierDissemination(c, std::move(a));
 }
 
+Status barrierDisseminationDirect(Direct& d, const CollArgs&) {
+  const int p = d.size(), me = d.rank();
+  for (int dist = 1; dist < p; dist <<= 1) {
+    RRT_TRY(d.recv(disseminationFrom(me, dist, p), nullptr, 0));
+    RRT_TRY(d.send(disseminationTo(me, dist, p), nullptr, 0));
+    RRT_TRY(d.wait());
+  }
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

@@ -48,4 +48,17 @@ class BarrierLinear final : public Task {
 
 Task* makeBarrierLinear(proto::Comm& c, CollArgs&& a) { return new BarrierLinear(c, std::move(a)); }
 
+Status barrierLinearDirect(Direct& d, const CollArgs&) {
+  const int p = d.size();
+  if (d.rank() != 0) {
+    RRT_TRY(d.send(0, nullptr, 0));
+    RRT_TRY(d.recv(0, nullptr, 0));
+    return d.wait();
+  }
+  for (int r = 1; r < p; ++r) RRT_TRY(d.recv(r, nullptr, 0));
+  RRT_TRY(d.wait());
+  for (int r = 1; r < p; ++r) RRT_TRY(d.send(r, nullptr, 0));
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

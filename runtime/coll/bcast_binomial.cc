@@ -46,4 +46,18 @@ class BcastBinomial final : public Task {
 
 Task* makeBcastBinomial(proto::Comm& c, CollArgs&& a) { return new BcastBinomial(c, std::move(a)); }
 
+Status bcastBinomialDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), root = a.root, rel = toRelative(d.rank(), root, p);
+  const size_t bytes = a.count * a.typeSize;
+  if (p == 1 || bytes == 0) return Status::Ok;
+  if (rel != 0) {
+    RRT_TRY(d.recv(fromRelative(binomialParent(rel), root, p), a.rbuf, bytes));
+    RRT_TRY(d.wait());
+  }
+  int children[32];
+  for (int i = binomialChildren(rel, p, children) - 1; i >= 0; --i)
+    RRT_TRY(d.send(fromRelative(children[i], root, p), a.rbuf, bytes));
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

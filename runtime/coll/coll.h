@@ -88,7 +88,8 @@ inline bool inPlace(const void* p) { return p == RRT_IN_PLACE; }
 
 // Posts the collective. See the contract above.
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out);
-// Blocking: start + wait + release.
+// Blocking: the algorithm's direct form when it has one (direct.h), else start + wait +
+// release. Takes the same sequence number either way.
 Status run(proto::Comm& comm, CollArgs&& args);
 // Waits for a collective's request and releases it: its outcome (left with the engine when
 // the wait timed out).

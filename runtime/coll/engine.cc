@@ -5,6 +5,7 @@
 #include <new>
 
 #include "runtime/coll/device_stage.h"
+#include "runtime/coll/direct.h"
 #include "runtime/coll/selection.h"
 #include "runtime/coll/task.h"
 #include "runtime/core/log.h"
@@ -110,6 +111,8 @@ bool nodeAware(proto::Comm& comm) { return commState(comm).nodeAware; }
 
 }  // namespace
 
+ScratchCache& commScratch(proto::Comm& comm) { return commState(comm).scratch; }
+
 std::vector<uint32_t> commNodeIds(const proto::Comm& comm) {
   std::vector<uint32_t> ids(static_cast<size_t>(comm.size), 0);
   if (gP2p.nodeOf)
@@ -156,19 +159,9 @@ core::Request* newCollRequest(proto::Comm& comm) {
   return req;
 }
 
-}  // namespace
-
-Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
-  if (!gP2p.isend) return Status::ErrInternal;
-  if (movesNothing(args)) {
-    core::Request* req = newCollRequest(comm);
-    ++comm.collSeq;  // every rank skips it alike: the sequence stays in step either way
-    core::requestComplete(req, Status::Ok);
-    *out = req;
-    return Status::Ok;
-  }
-  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
-  if (!algo) return Status::ErrInternal;
+// Starts algo on comm: the user's request in *out (movesNothing already ruled out).
+Status startAlgorithm(proto::Comm& comm, const Algorithm* algo, CollArgs&& args,
+                      core::Request** out) {
   void* stage = nullptr;  // host mirrors of device buffers (device_stage.h)
   if (__builtin_expect(gpu::enabled(), 0) && !runsOnDevice(comm, args))
     RRT_TRY(stageDeviceBuffers(comm, args, &stage));
@@ -183,6 +176,22 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
   RRT_TRACE("coll: %s %s seq %u on comm %d", kindName(algo->kind), algo->name, seq, comm.handle);
   launch(comm, t, collTag(seq), out, stage);
   return Status::Ok;
+}
+
+}  // namespace
+
+Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
+  if (!gP2p.isend) return Status::ErrInternal;
+  if (movesNothing(args)) {
+    core::Request* req = newCollRequest(comm);
+    ++comm.collSeq;  // every rank skips it alike: the sequence stays in step either way
+    core::requestComplete(req, Status::Ok);
+    *out = req;
+    return Status::Ok;
+  }
+  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
+  if (!algo) return Status::ErrInternal;
+  return startAlgorithm(comm, algo, std::move(args), out);
 }
 
 void launch(proto::Comm& comm, Task* t, int tag, core::Request** out, void* gpuStage) {
@@ -200,8 +209,22 @@ void launch(proto::Comm& comm, Task* t, int tag, core::Request** out, void* gpuS
 }
 
 Status run(proto::Comm& comm, CollArgs&& args) {
+  if (!gP2p.isend) return Status::ErrInternal;
+  if (movesNothing(args)) {
+    ++comm.collSeq;  // as start() does
+    return Status::Ok;
+  }
+  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
+  if (!algo) return Status::ErrInternal;
+  if (algo->direct && !gpu::enabled()) {  // direct.h
+    const uint32_t seq = comm.collSeq++;
+    RRT_TRACE("coll: %s %s (direct) seq %u on comm %d", kindName(algo->kind), algo->name, seq,
+              comm.handle);
+    Direct d(comm, collTag(seq));
+    return d.finish(algo->direct(d, args));
+  }
   core::Request* req = nullptr;
-  RRT_TRY(start(comm, std::move(args), &req));
+  RRT_TRY(startAlgorithm(comm, algo, std::move(args), &req));
   return await(req);
 }
 
@@ -221,7 +244,7 @@ const ScratchCache* scratchCacheOf(const proto::Comm& comm) {
 
 Task::~Task() {
   if (nScratch_) {
-    ScratchCache& cache = commState(comm_).scratch;
+    ScratchCache& cache = commScratch(comm_);
     for (size_t i = 0; i < nScratch_; ++i) cache.release(scratch_[i]);
   }
   for (size_t i = 0; i < live_.size(); ++i) core::requestRelease(live_[i]);
@@ -336,7 +359,7 @@ char* Task::scratch(size_t bytes) {
     RRT_ERROR("coll: a task asked for more than %zu scratch buffers", kMaxScratch);
     return nullptr;
   }
-  ScratchCache::Buffer b = commState(comm_).scratch.acquire(bytes);
+  ScratchCache::Buffer b = commScratch(comm_).acquire(bytes);
   if (b.data) scratch_[nScratch_++] = b;
   return b.data;
 }

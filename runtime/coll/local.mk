@@ -11,6 +11,7 @@ librrtint_la_LIBADD += librrtcollkern.la
 
 librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc runtime/coll/ctx_agree.h runtime/coll/ctx_agree.cc \
+	runtime/coll/direct.h runtime/coll/direct.cc \
 	runtime/coll/neighbor_exchange.h runtime/coll/neighbor_exchange.cc \
 	runtime/coll/scratch_cache.h runtime/coll/scratch_cache.cc \
 	runtime/coll/vector_pool.h runtime/coll/vector_pool.cc \

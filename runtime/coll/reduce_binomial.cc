@@ -6,6 +6,8 @@
 // rank 0 sends the result to the root, one extra step when root != 0.
 // Memory: two scratch buffers of n bytes at inner nodes (received data and the running result
 // alternate between them, so nothing is copied); leaves send their input directly.
+#include <cstring>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -92,5 +94,49 @@ class ReduceBinomial final : public Task {
 }  // namespace
 
 Task* makeReduceBinomial(proto::Comm& c, CollArgs&& a) { return new ReduceBinomial(c, std::move(a)); }
+
+// The task's steps in a row; its comments hold here too.
+Status reduceBinomialDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), me = d.rank(), root = a.root;
+  const int treeRoot = a.reducer.commutative ? root : 0;
+  const int rel = toRelative(me, treeRoot, p);
+  const size_t bytes = a.count * a.typeSize;
+  const bool rootInPlace = me == root && inPlace(a.sbuf);
+  const void* acc = rootInPlace ? a.rbuf : a.sbuf;
+  auto toRoot = [&](const void* result) {
+    if (result != a.rbuf) std::memcpy(a.rbuf, result, bytes);
+  };
+  if (p == 1 || bytes == 0) {
+    if (me == root) toRoot(acc);
+    return Status::Ok;
+  }
+  int children[32];
+  const int nchild = binomialChildren(rel, p, children);
+  if (nchild > 0) {
+    char* buf[2] = {};
+    if (me == root && rel == 0 && !rootInPlace) buf[(nchild - 1) % 2] = static_cast<char*>(a.rbuf);
+    for (int i = 0; i < (nchild > 1 ? 2 : 1); ++i)
+      if (!buf[i] && !(buf[i] = d.scratch(bytes))) return Status::ErrNoMemory;
+    for (int c = 0; c < nchild; ++c) {
+      char* got = buf[c % 2];
+      RRT_TRY(d.recv(fromRelative(children[c], treeRoot, p), got, bytes));
+      RRT_TRY(d.wait());
+      a.reducer.apply(acc, got, a.count);
+      acc = got;
+    }
+  }
+  if (rel != 0) {
+    RRT_TRY(d.send(fromRelative(binomialParent(rel), treeRoot, p), acc, bytes));
+    if (me == root) {  // non-commutative, root != 0: acc may be rbuf (in place)
+      RRT_TRY(d.wait());
+      RRT_TRY(d.recv(0, a.rbuf, bytes));
+    }
+  } else if (me == root) {
+    toRoot(acc);
+  } else {
+    RRT_TRY(d.send(root, acc, bytes));  // rank 0 of a non-commutative reduce
+  }
+  return Status::Ok;
+}
 
 }  // namespace rrt::coll

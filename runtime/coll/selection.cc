@@ -48,11 +48,11 @@ using CK = CollKind;
 // clang-format off
 const Algorithm kAlgorithms[] = {
   {CK::Barrier,   "dissemination",      makeBarrierDissemination,       0,
-   "ceil(log p) alpha"},
+   "ceil(log p) alpha", barrierDisseminationDirect},
   {CK::Barrier,   "linear",             makeBarrierLinear,              0,
-   "2 alpha + 2 (p-1) o at rank 0, rank 0 leaves first"},
+   "2 alpha + 2 (p-1) o at rank 0, rank 0 leaves first", barrierLinearDirect},
   {CK::Bcast,     "binomial",           makeBcastBinomial,              0,
-   "ceil(log p) (alpha + n beta)"},
+   "ceil(log p) (alpha + n beta)", bcastBinomialDirect},
   {CK::Bcast,     "linear",             makeBcastLinear,                0,
    "alpha + (p-1) n beta at the root, depth 1 (from 256K: the p-1 receivers copy from the root at once)"},
   {CK::Bcast,     "scatter_allgather",  makeBcastScatterAllgather,      0,
@@ -62,11 +62,11 @@ const Algorithm kAlgorithms[] = {
   {CK::Bcast,     "hierarchical",       makeBcastHierarchical,          kNodeAware,
    "ceil(log m) (alpha_r + n beta_r) + ceil(log q) (alpha_l + n beta_l), m nodes of q ranks"},
   {CK::Reduce,    "binomial",           makeReduceBinomial,             0,
-   "ceil(log p) (alpha + n beta + n gamma)"},
+   "ceil(log p) (alpha + n beta + n gamma)", reduceBinomialDirect},
   {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "recursive_doubling", makeAllreduceRecursiveDoubling, 0,
-   "log p (alpha + n beta + n gamma) (+2 steps when p is not a power of two)"},
+   "log p (alpha + n beta + n gamma) (+2 steps when p is not a power of two)", allreduceRecursiveDoublingDirect},
   {CK::Allreduce, "rabenseifner",       makeAllreduceRabenseifner,      kNeedsCommutative,
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
@@ -361,9 +361,10 @@ void printSelection(FILE* out) {
             o.forced[k] ? o.forced[k]->name : "auto");
     for (const Algorithm& a : kAlgorithms)
       if (a.kind == kind)
-        fprintf(out, "    %-20s %s%s%s\n", a.name, a.cost,
+        fprintf(out, "    %-20s %s%s%s%s\n", a.name, a.cost,
                 a.flags & kNeedsCommutative ? " [commutative ops only]" : "",
-                a.flags & kNodeAware ? " [table: only across nodes]" : "");
+                a.flags & kNodeAware ? " [table: only across nodes]" : "",
+                a.direct ? " [blocking calls: direct form]" : "");
     // The choice per size range at a few rank counts: the boundaries of the rules.
     const int kRanks[] = {2, 3, 4, 8, 16};
     for (int p : kRanks) {

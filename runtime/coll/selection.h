@@ -21,6 +21,7 @@
 #include <cstdio>
 
 #include "runtime/coll/coll.h"
+#include "runtime/coll/direct.h"
 #include "runtime/coll/task.h"
 
 namespace rrt::coll {
@@ -36,6 +37,7 @@ struct Algorithm {
   TaskFactory create;
   unsigned flags;
   const char* cost;  // one line: alpha-beta-gamma cost
+  DirectFn direct = nullptr;  // its blocking form without a task, if it has one (direct.h)
 };
 
 enum class RankClass : uint8_t { Any, Pow2, NonPow2 };

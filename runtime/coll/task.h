@@ -158,6 +158,9 @@ class Task {
 
 using TaskFactory = Task* (*)(proto::Comm& comm, CollArgs&& args);
 
+// The scratch cache of comm, made with its collective state on first use (engine.cc).
+ScratchCache& commScratch(proto::Comm& comm);
+
 // Starts t on comm with messages tagged tag (collectives: collTag of the communicator's
 // sequence; other users a tag of their own) and hands back the user's request, completed when
 // t finishes. gpuStage: host mirrors of device buffers (device_stage.h), or nullptr.

@@ -5,5 +5,6 @@ check_PROGRAMS += tests/coll/coll_check
 tests_coll_coll_check_SOURCES = tests/coll/coll_check.c
 tests_coll_coll_check_LDADD = librrt.la -lm
 tests_coll_coll_check_LDFLAGS = $(AM_LDFLAGS) -no-install
-TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh
-EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/testlist
+TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh
+EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
+	tests/coll/testlist

@@ -14,6 +14,8 @@
  *                   a dead process) and reports the error.
  *   send-to-dead    rank 1 kills itself after a barrier; rank 0 sends 4 KiB (eager) messages to it
  *                   until a send fails (the ring fills; the transport finds the peer gone).
+ *   coll-to-dead    as send-to-dead with rrt_bcast from rank 0 (the blocking collectives' direct
+ *                   forms); once one fails, rrt_allreduce and rrt_barrier fail at once too.
  *   segv            rank 1 segfaults inside a job whose other ranks wait in a receive.
  *   abort           rank 1 calls rrt_abort(7) while the others wait in a receive.
  *   exit3           rank 1 exits 3 without finalizing while the others wait in a receive.
@@ -94,19 +96,26 @@ int main(int argc, char **argv) {
       say("recv from", 1, rc);
     }
     wait_forever();
-  } else if (!strcmp(mode, "send-to-dead")) {
+  } else if (!strcmp(mode, "send-to-dead") || !strcmp(mode, "coll-to-dead")) {
     static char msg[4 << 10];
+    const int coll = !strcmp(mode, "coll-to-dead");
     if (rank == 0) signal(SIGTERM, SIG_IGN);
     rrt_barrier(RRT_COMM_WORLD);
     if (rank == 1) raise(SIGKILL);
     if (rank == 0) {
       int rc = RRT_SUCCESS;
       for (int i = 0; i < 100000 && rc == RRT_SUCCESS; ++i)
-        rc = rrt_send(msg, sizeof msg, RRT_BYTE, 1, 1, RRT_COMM_WORLD);
-      say("send to", 1, rc);
+        rc = coll ? rrt_bcast(msg, sizeof msg, RRT_BYTE, 0, RRT_COMM_WORLD)
+                  : rrt_send(msg, sizeof msg, RRT_BYTE, 1, 1, RRT_COMM_WORLD);
+      say(coll ? "bcast to" : "send to", 1, rc);
       /* Later calls fail at once. */
-      rc = rrt_send(msg, 8, RRT_BYTE, 1, 1, RRT_COMM_WORLD);
-      say("next send to", 1, rc);
+      if (coll) {
+        int in = 1, out = 0;
+        say("allreduce with", 1, rrt_allreduce(&in, &out, 1, RRT_INT32, RRT_SUM, RRT_COMM_WORLD));
+        say("barrier with", 1, rrt_barrier(RRT_COMM_WORLD));
+      } else {
+        say("next send to", 1, rrt_send(msg, 8, RRT_BYTE, 1, 1, RRT_COMM_WORLD));
+      }
     }
     wait_forever();
   } else if (!strcmp(mode, "segv")) {

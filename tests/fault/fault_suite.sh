@@ -70,6 +70,15 @@ expect_line "send to a dead rank: error returned" '^rank 0: send to dead rank 1 
 expect_line "send to a dead rank: next call fails at once" '^rank 0: next send to dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
 after "send to a dead rank"
 
+# The same through blocking collectives at 2 ranks (their direct forms, runtime/coll/direct.h):
+# the bcast's sends fail like the sends above; the allreduce and barrier after it fail at once.
+run 2 coll-to-dead
+expect_rc "collectives with a dead rank" 137
+expect_line "collectives with a dead rank: bcast error" '^rank 0: bcast to dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+expect_line "collectives with a dead rank: allreduce error" '^rank 0: allreduce with dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+expect_line "collectives with a dead rank: barrier error" '^rank 0: barrier with dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+after "collectives with a dead rank"
+
 # (In a sanitizer build the rank must really die of SIGSEGV, not have ASan report and exit 1.)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" run 4 segv
 expect_rc "segfault" 139

@@ -1,0 +1,52 @@
+#!/bin/sh
+# The blocking collectives run their algorithm's direct form (runtime/coll/direct.h), not a
+# task: checked in the trace log of short benchmark runs, one per algorithm that has a form.
+# What the forms compute is checked by coll_check (tests/coll/testlist: its blocking calls, with
+# the algorithms forced, at 1 to 16 ranks); their errors by tests/fault (coll-to-dead).
+top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+RRUN="$top_builddir/rrun"
+# One short run of apps/APP at NP ranks with a trace log (barrier takes no size).
+trace_run() {
+  np=$1 app=$2
+  shift 2
+  size=-m; sizes=8:8
+  [ "$app" = rrt_barrier ] && size= && sizes=
+  env RRT_LOG=trace "$@" timeout 60 "$RRUN" -n "$np" "$top_builddir/apps/$app" $size $sizes \
+    -i 2 -x 0 >/dev/null 2>"$log"
+}
+log=$(mktemp "${TMPDIR:-/tmp}/rrt-coll-direct.XXXXXX") || exit 2
+trap 'rm -f "$log"' EXIT
+failed=0
+# expect NP APP ALGORITHM-LINE [env...]
+expect() {
+  np=$1 app=$2 want=$3
+  shift 3
+  if ! trace_run "$np" "$app" "$@"; then
+    echo "FAIL: $app at $np ranks did not run:"; tail -5 "$log"; failed=1; return
+  fi
+  if grep -q "coll: $want (direct) seq" "$log"; then
+    echo "ok: $app at $np ranks: $want (direct)"
+  else
+    echo "FAIL: $app at $np ranks: no 'coll: $want (direct)' line:"
+    grep "coll: " "$log" | head -5
+    failed=1
+  fi
+}
+expect 2 rrt_barrier "barrier dissemination"
+expect 3 rrt_barrier "barrier linear"
+expect 2 rrt_bcast "bcast binomial"
+expect 2 rrt_reduce "reduce binomial"
+expect 3 rrt_allreduce "allreduce recursive_doubling"
+# A forced algorithm without a direct form still runs as a task.
+expect_task() {
+  np=$1 app=$2 want=$3
+  shift 3
+  trace_run "$np" "$app" "$@"
+  if grep -q "coll: $want seq" "$log"; then
+    echo "ok: $app at $np ranks: $want (task)"
+  else
+    echo "FAIL: $app at $np ranks: no 'coll: $want seq' line"; failed=1
+  fi
+}
+expect_task 2 rrt_bcast "bcast chain" RRT_COLL_BCAST=chain
+exit $failed
