@@ -38,14 +38,14 @@ Status Direct::recv(int peer, void* buf, size_t bytes) {
 Status Direct::wait() {
   const size_t n = inFlight_.size();
   if (n == 0) return Status::Ok;
-  Status s = core::waitFor([this, n] {
-    while (complete_ < n && inFlight_[complete_]->complete) ++complete_;
-    return complete_ == n;
+  size_t complete = 0;  // inFlight_[0, complete) are known complete
+  Status s = core::waitFor([this, n, &complete] {
+    while (complete < n && inFlight_[complete]->complete) ++complete;
+    return complete == n;
   });
   if (s != Status::Ok) {  // timed out: the requests stay with rrt
     abandoned_ = true;
     inFlight_.clear();
-    complete_ = 0;
     return s;
   }
   for (size_t i = 0; i < n; ++i) {
@@ -54,7 +54,6 @@ Status Direct::wait() {
     core::requestRelease(r);
   }
   inFlight_.clear();
-  complete_ = 0;
   return s;
 }
 

@@ -61,7 +61,6 @@ class Direct {
   proto::Comm& comm_;
   const int tag_;
   ReqList inFlight_;
-  size_t complete_ = 0;  // inFlight_[0, complete_) are known complete (wait's scan)
   static constexpr size_t kMaxScratch = 2;  // what the forms here take at most
   ScratchCache::Buffer scratch_[kMaxScratch];
   size_t nScratch_ = 0;
