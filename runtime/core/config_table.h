@@ -14,7 +14,7 @@ RRT_TUNABLE(ShmCmaThreshold, "SHM_CMA_THRESHOLD","auto",  "smallest message move
 RRT_TUNABLE(ShmCmaSplit,     "SHM_CMA_SPLIT",    "auto",  "smallest CMA get / put whose tail the peer moves while the caller moves the head (bytes; 0 = never); auto = 512K")
 RRT_TUNABLE(RmaDirectMin,    "RMA_DIRECT_MIN",   "auto",  "smallest contiguous put/get on a window moved by the transport's one-sided put/get straight to/from target memory (bytes; off = never); auto = RRT_SHM_CMA_THRESHOLD's value, 256K when that is auto")
 RRT_TUNABLE(TcpIf,           "TCP_IF",           "auto",  "interfaces/subnets for TCP, e.g. eth0,10.0.0.0/8 (^ in front excludes); auto = every up non-loopback interface, loopback when the job is on one node")
-RRT_TUNABLE(TcpTimeout,      "TCP_TIMEOUT",      "30",    "seconds a TCP connection may take to set up or stay without acknowledgement before its peer counts as failed")
+RRT_TUNABLE(TcpTimeout,      "TCP_TIMEOUT",      "30",    "seconds a TCP connection may take to set up or stay without acknowledgement, or a peer's stripe streams stay silent while it owes them data, before the peer counts as failed")
 RRT_TUNABLE(TcpSockBuf,      "TCP_SOCKBUF",      "4M",    "socket send and receive buffer size (bytes; 0 = kernel default)")
 RRT_TUNABLE(TcpStreams,      "TCP_STREAMS",      "2",     "TCP connections per peer pair (1-8): large puts (rendezvous payloads) are cut over all of them; a pair uses the smaller of its two ranks' numbers")
 RRT_TUNABLE(TcpStripeMin,    "TCP_STRIPE_MIN",   "256K",  "smallest put cut over the TCP stripe streams when TCP_STREAMS > 1 (bytes)")

@@ -3,13 +3,16 @@
 // AM delivery and order across the lazy connect (also when both sides connect at once), PUT
 // frames read straight into a registered region, a PUT with a wrong cookie failing the peer, and
 // the stripe streams (RRT_TCP_STREAMS): striped puts of many sizes landing whole before the AM
-// sent after them, the pair's smaller stream count, a dying stripe failing the peer, and a stripe
-// Hello nobody expects refused.
+// sent after them, the pair's smaller stream count, a dying stripe failing the peer, a stripe
+// Hello nobody expects refused, a stream 0 stalled at a stripe mark letting the rank sleep, and
+// stripes that stay silent after a mark failing the peer.
 #include <gtest/gtest.h>
 
 #include <arpa/inet.h>
 
 #include <dirent.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <cstdlib>
@@ -453,6 +456,8 @@ void connectAsRank0(Job& job, uint32_t stream, int* fdOut) {
   std::vector<Endpoint> eps;
   ASSERT_EQ(parseAddress(blob.data(), blob.size(), 1, &port, &eps), Status::Ok);
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int one = 1;  // each send() goes out at once, as the transport's own sockets do
+  ASSERT_EQ(setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one), 0);
   sockaddr_storage sa;
   const socklen_t len = toSockaddr(eps[0], port, &sa);
   ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&sa), len), 0);
@@ -488,6 +493,36 @@ TEST(TcpStripes, UnexpectedStripeHelloIsRefused) {
   ASSERT_TRUE(job.pollUntil([&] { return job.ranks[1].got.size() == 2; }));
 }
 
+// connectAsRank0, then waits for rank 1's answer: it must accept.
+void acceptedAsRank0(Job& job, uint32_t stream, int* fdOut) {
+  ASSERT_NO_FATAL_FAILURE(connectAsRank0(job, stream, fdOut));
+  Hello reply{};
+  size_t got = 0;
+  ASSERT_TRUE(job.pollUntil([&] {
+    const ssize_t n = recv(*fdOut, reinterpret_cast<char*>(&reply) + got, sizeof reply - got,
+                           MSG_DONTWAIT);
+    if (n > 0) got += static_cast<size_t>(n);
+    return got == sizeof reply || n == 0;
+  }));
+  ASSERT_EQ(got, sizeof reply);
+  ASSERT_EQ(reply.verdict, kVerdictAccept);
+}
+
+void sendMark(int fd, uint32_t stripeBytes) {
+  StripeMark m{};
+  m.f.len = sizeof m - sizeof m.f;
+  m.f.kind = kStripeMark;
+  m.bytes[0] = stripeBytes;
+  ASSERT_EQ(send(fd, &m, sizeof m, 0), static_cast<ssize_t>(sizeof m));
+}
+
+// True when the closed end's peer sees the connection closed.
+bool closedByPeer(int fd) {
+  char c;
+  const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
+  return n == 0 || (n < 0 && errno != EAGAIN);
+}
+
 // A stripe mark announcing bytes on a stripe stream the peer never opened is malformed: the
 // peer fails and its connection closes (before, stream 0 stalled at the mark for good and the
 // peer's hang-up went unseen: found by fuzz_tcp_stream).
@@ -495,29 +530,79 @@ TEST(TcpStripes, MarkOnUnopenedStripeFailsThePeer) {
   Job job(2, 2);
   // Come as rank 0's first connection asking for two streams, and never open the second.
   int fd = -1;
-  ASSERT_NO_FATAL_FAILURE(connectAsRank0(job, 0, &fd));
-  Hello reply{};
-  size_t got = 0;
-  ASSERT_TRUE(job.pollUntil([&] {
-    const ssize_t n = recv(fd, reinterpret_cast<char*>(&reply) + got, sizeof reply - got,
-                           MSG_DONTWAIT);
-    if (n > 0) got += static_cast<size_t>(n);
-    return got == sizeof reply || n == 0;
-  }));
-  ASSERT_EQ(got, sizeof reply);
-  ASSERT_EQ(reply.verdict, kVerdictAccept);
-  StripeMark m{};
-  m.f.len = sizeof m - sizeof m.f;
-  m.f.kind = kStripeMark;
-  m.bytes[0] = 4096;
-  ASSERT_EQ(send(fd, &m, sizeof m, 0), static_cast<ssize_t>(sizeof m));
-  char c;
-  ASSERT_TRUE(job.pollUntil([&] {
-    const ssize_t n = recv(fd, &c, 1, MSG_DONTWAIT);
-    return !job.ranks[1].failed.empty() && (n == 0 || (n < 0 && errno != EAGAIN));
-  }));  // failed, and closed without waiting for the hang-up
+  ASSERT_NO_FATAL_FAILURE(acceptedAsRank0(job, 0, &fd));
+  ASSERT_NO_FATAL_FAILURE(sendMark(fd, 4096));
+  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].failed.empty() && closedByPeer(fd); }));
+  // failed, and closed without waiting for the hang-up
   close(fd);
   EXPECT_EQ(job.ranks[1].failed[0], 0);
+}
+
+// Stream 0 waiting at a stripe mark leaves the rest of its data in the kernel. The transport's
+// event fd must then go quiet, so that a waiting rank can sleep (before, the unread socket kept
+// it readable and the rank spun until the stripe bytes came). When they come, the AM behind
+// the mark is delivered, after the put landed.
+TEST(TcpStripes, StalledStreamLetsTheRankSleep) {
+  Job job(2, 2);
+  int fd0 = -1, fd1 = -1;
+  ASSERT_NO_FATAL_FAILURE(acceptedAsRank0(job, 0, &fd0));
+  ASSERT_NO_FATAL_FAILURE(acceptedAsRank0(job, 1, &fd1));
+  std::vector<uint8_t> dst(4096, 0);
+  MemHandle* mh = nullptr;
+  ASSERT_EQ(job.ranks[1].tx->memReg(dst.data(), dst.size(), MemType::Host, &mh), Status::Ok);
+  uint64_t cookie = 0;
+  ASSERT_EQ(job.ranks[1].tx->rkeyPack(mh, &cookie), sizeof cookie);
+
+  // Loopback: what send() returned for is in rank 1's socket at once. The mark first, so that
+  // rank 1 stalls at it; the AM then comes in behind.
+  Transport& tx = *job.ranks[1].tx;
+  auto progressUntilIdle = [&tx] {
+    for (int idle = 0; idle < 50;) idle = tx.progress() > 0 ? 0 : idle + 1;
+  };
+  ASSERT_NO_FATAL_FAILURE(sendMark(fd0, 4096));
+  progressUntilIdle();
+  struct {
+    FrameHeader f;
+    char data[2];
+  } __attribute__((packed)) am{{2, kAm, 5, 0}, {'h', 'i'}};
+  ASSERT_EQ(send(fd0, &am, sizeof am, 0), static_cast<ssize_t>(sizeof am));
+  progressUntilIdle();
+  EXPECT_TRUE(job.ranks[1].got.empty());  // behind the mark
+  pollfd pfd{tx.eventFd(), POLLIN, 0};
+  EXPECT_EQ(poll(&pfd, 1, 0), 0) << "the event fd stays readable while stream 0 is stalled";
+
+  PutHeader put{};
+  put.f.len = 4096;
+  put.f.kind = kPut;
+  put.addr = reinterpret_cast<uint64_t>(dst.data());
+  put.cookie = cookie;
+  const std::vector<uint8_t> payload(4096, 0x6b);
+  ASSERT_EQ(send(fd1, &put, sizeof put, 0), static_cast<ssize_t>(sizeof put));
+  ASSERT_EQ(send(fd1, payload.data(), payload.size(), 0), 4096);
+  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].got.empty(); }));
+  EXPECT_EQ(job.ranks[1].got[0].data, "hi");
+  EXPECT_EQ(dst, payload);
+  EXPECT_TRUE(job.ranks[1].failed.empty());
+  tx.memDereg(mh);
+  close(fd0);
+  close(fd1);
+}
+
+// A peer that announces stripe bytes and never sends them fails after RRT_TCP_TIMEOUT, and its
+// connections close (before, stream 0 stalled for as long as the peer lived).
+TEST(TcpStripes, SilentStripeFailsThePeer) {
+  setenv("RRT_TCP_TIMEOUT", "1", 1);
+  Job job(2, 2);
+  unsetenv("RRT_TCP_TIMEOUT");
+  config::reload();
+  int fd0 = -1, fd1 = -1;
+  ASSERT_NO_FATAL_FAILURE(acceptedAsRank0(job, 0, &fd0));
+  ASSERT_NO_FATAL_FAILURE(acceptedAsRank0(job, 1, &fd1));
+  ASSERT_NO_FATAL_FAILURE(sendMark(fd0, 4096));
+  ASSERT_TRUE(job.pollUntil([&] { return !job.ranks[1].failed.empty() && closedByPeer(fd0); }));
+  EXPECT_EQ(job.ranks[1].failed[0], 0);
+  close(fd0);
+  close(fd1);
 }
 
 }  // namespace

@@ -62,6 +62,7 @@ struct Link {
   int fd = -1;
   uint64_t epollData = 0;
   bool wantOut = false;          // EPOLLOUT registered
+  bool wantIn = true;            // EPOLLIN registered (stream 0: not while stalled)
   std::deque<OutItem> txq;
   std::vector<uint8_t> txBuf;
   size_t txDone = 0;             // bytes of txq.front() already written (txBuf part, then zptr)
@@ -103,14 +104,15 @@ struct Peer {
   State state = State::None;
   bool haveAddress = false;
   bool failReported = false;
-  bool stalled = false;          // stream 0 waits at a stripe mark for stripe bytes
+  bool stalled = false;          // stream 0 waits at a stripe mark for stripe bytes (setStalled)
   Status why = Status::Ok;
   uint16_t portNet = 0;
   uint32_t streams = 1;          // connections of this pair: min of both ranks' RRT_TCP_STREAMS
   uint32_t stripesUp = 0;        // stripe streams established
   std::vector<Endpoint> addrs;
   size_t addrNext = 0;           // next address to try
-  double deadline = 0;           // Connecting / HelloSent / AwaitIncoming
+  double deadline = 0;           // Connecting / HelloSent / AwaitIncoming; Established and
+                                 // stalled: the next stripe byte is due by then
   uint8_t hello[kHelloBytes];    // HelloSent: the acceptor's answer so far
   size_t helloGot = 0;
   Link main;                     // stream 0: every AM, and puts that are not striped
@@ -249,6 +251,8 @@ class TcpTransport final : public Transport {
   const uint8_t* putTarget(const Peer& p, const PutHeader& h, uint32_t stream);
   void flush(Peer& p, Link& l);
   void setWantOut(Link& l, bool want);
+  void setInterest(Link& l);
+  void setStalled(Peer& p, bool stalled);
   int readPeer(Peer& p);
   int parseFrames(Peer& p);
   // failures
@@ -266,6 +270,7 @@ class TcpTransport final : public Transport {
   double timeout_ = 30;
   int sockBuf_ = 0;
   bool polling_ = false;
+  int stalls_ = 0;              // peers whose stream 0 is stalled at a stripe mark
   int handshakes_ = 0;          // peers and stripes in Connecting/HelloSent/AwaitIncoming +
                                 // incoming sockets
   uint32_t streams_ = 1;        // RRT_TCP_STREAMS
@@ -731,6 +736,11 @@ void TcpTransport::checkDeadlines() {
                 timeout_);
       markDead(p, Status::ErrProcFailed);
     }
+    if (p.stalled && t > p.deadline) {
+      RRT_ERROR("tcp: rank %d announced data on its stripe streams and sent no byte of it for "
+                "%.0f s (RRT_TCP_TIMEOUT)", p.rank, timeout_);
+      markDead(p, Status::ErrProcFailed);
+    }
     for (size_t k = 0; k < p.stripes.size() && p.state == State::Established; ++k) {
       const Stripe& s = p.stripes[k];
       if ((s.state == State::Connecting || s.state == State::HelloSent) && t > s.deadline) {
@@ -846,6 +856,7 @@ int TcpTransport::readStripe(Peer& p, uint32_t stream) {
   Stripe& s = p.stripes[stream - 1];
   Link& l = s.link;
   int events = 0;
+  bool moved = false;  // payload bytes landed (a stall's deadline moves on)
   while (p.state == State::Established) {
     size_t asked;
     ssize_t n;
@@ -856,6 +867,7 @@ int TcpTransport::readStripe(Peer& p, uint32_t stream) {
         l.putDst += n;
         l.putLeft -= static_cast<size_t>(n);
         s.landed += static_cast<size_t>(n);
+        moved = true;
       }
     } else {
       asked = sizeof s.hdr - s.hdrGot;
@@ -895,9 +907,13 @@ int TcpTransport::readStripe(Peer& p, uint32_t stream) {
     }
     if (static_cast<size_t>(n) < asked) break;  // drained
   }
-  if (p.stalled && p.state == State::Established && stripesCaughtUp(p)) {
-    p.stalled = false;
-    events += parseFrames(p);
+  if (p.stalled && p.state == State::Established) {
+    if (stripesCaughtUp(p)) {
+      setStalled(p, false);
+      events += parseFrames(p);
+    } else if (moved) {
+      p.deadline = core::now() + timeout_;
+    }
   }
   return events;
 }
@@ -1092,7 +1108,25 @@ Status TcpTransport::put(int peer, const void* local, size_t len, MemHandle* loc
 void TcpTransport::setWantOut(Link& l, bool want) {
   if (l.wantOut == want || l.fd < 0) return;
   l.wantOut = want;
-  setEpoll(l.fd, l.epollData, want ? (EPOLLIN | EPOLLOUT) : EPOLLIN, EPOLL_CTL_MOD);
+  setInterest(l);
+}
+
+void TcpTransport::setInterest(Link& l) {
+  setEpoll(l.fd, l.epollData, (l.wantIn ? EPOLLIN : 0u) | (l.wantOut ? EPOLLOUT : 0u),
+           EPOLL_CTL_MOD);
+}
+
+// While stream 0 waits at a stripe mark its socket is left unread; with EPOLLIN registered it
+// would keep the epoll fd readable and the rank from ever sleeping. So EPOLLIN goes away until
+// the stripes caught up, and the stall gets RRT_TCP_TIMEOUT per stripe byte (checkDeadlines): a
+// peer whose stripes stay silent fails instead of stalling stream 0 for good.
+void TcpTransport::setStalled(Peer& p, bool stalled) {
+  if (p.stalled == stalled) return;
+  p.stalled = stalled;
+  stalls_ += stalled ? 1 : -1;
+  if (stalled) p.deadline = core::now() + timeout_;
+  p.main.wantIn = !stalled;
+  if (p.main.fd >= 0) setInterest(p.main);
 }
 
 void TcpTransport::flush(Peer& p, Link& l) {
@@ -1249,7 +1283,7 @@ int TcpTransport::parseFrames(Peer& p) {
       }
       p.rxHead += sizeof m;
       for (uint32_t k = 1; k < p.streams; ++k) p.stripes[k - 1].expected += m.bytes[k - 1];
-      p.stalled = !stripesCaughtUp(p);
+      if (!stripesCaughtUp(p)) setStalled(p, true);
       continue;
     }
     if (f.kind != kPut) {
@@ -1339,6 +1373,13 @@ int TcpTransport::progress() {
         if (p.state == State::Connecting || p.state == State::HelloSent) {
           onConnectEvent(p, evs[i].events);
         } else if (p.state == State::Established) {
+          // Stalled, stream 0 is not read: an error or hang-up on it fails the peer here, or
+          // it would be reported again on every poll.
+          if (p.stalled && (evs[i].events & (EPOLLERR | EPOLLHUP))) {
+            RRT_WARN("tcp: connection to rank %d failed while waiting for stripe data", p.rank);
+            markDead(p, Status::ErrProcFailed);
+            break;
+          }
           if (evs[i].events & (EPOLLIN | EPOLLERR | EPOLLHUP)) events += readPeer(p);
           if ((evs[i].events & EPOLLOUT) && p.state == State::Established) flush(p, p.main);
         }
@@ -1360,7 +1401,7 @@ int TcpTransport::progress() {
       }
     }
   }
-  if (__builtin_expect(handshakes_ > 0, 0)) checkDeadlines();
+  if (__builtin_expect(handshakes_ + stalls_ > 0, 0)) checkDeadlines();
   if (__builtin_expect(!failed_.empty(), 0)) events += reportFailures();
   polling_ = false;
   return events;
@@ -1381,7 +1422,9 @@ void TcpTransport::markDead(Peer& p, Status why) {
     s.link.putLeft = 0;
   }
   p.state = State::Dead;
+  if (p.stalled) --stalls_;
   p.stalled = false;
+  p.main.wantIn = true;
   p.why = why;
   failed_.push_back(p.rank);
 }
