@@ -47,6 +47,9 @@ RRT_COLL_DIRECT(barrierLinearDirect);
 RRT_COLL_DIRECT(bcastBinomialDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
+RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
+RRT_COLL_DIRECT(alltoallBruckDirect);
+RRT_COLL_DIRECT(alltoallPairwiseDirect);
 #undef RRT_COLL_DIRECT
 
 }  // namespace rrt::coll

@@ -3,6 +3,8 @@
 // the end (2 more steps).
 // Cost: log2 p2 alpha + (p-1)/p N beta (+ 2 alpha + N beta folded). Wins for small and medium
 // blocks at powers of two. With allgatherv's non-uniform layout every block is its own message.
+#include <cstring>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/blocks.h"
 #include "runtime/coll/patterns.h"
@@ -66,15 +68,11 @@ class AllgatherRecursiveDoubling final : public Task {
 
  private:
   char* out() { return bytePtr(args_.rbuf); }
-  // Sends or receives the blocks of ranks [first, end): one message when the layout is uniform,
-  // else one per non-empty block.
+  // Sends or receives the blocks of ranks [first, end).
   Status range(bool isSend, int peer, int first, int end) {
-    if (first >= end) return Status::Ok;
-    auto op = [&](size_t o, size_t n) { return isSend ? send(peer, out() + o, n) : recv(peer, out() + o, n); };
-    if (b_.uniform()) return op(b_.off(first), b_.len(first) * static_cast<size_t>(end - first));
-    for (int i = first; i < end; ++i)
-      if (b_.len(i) > 0) RRT_TRY(op(b_.off(i), b_.len(i)));
-    return Status::Ok;
+    return b_.forRange(first, end, [&](size_t o, size_t n) {
+      return isSend ? send(peer, out() + o, n) : recv(peer, out() + o, n);
+    });
   }
   enum class Phase { Start, Exchange, ExtraResult, Done };
   Phase phase_ = Phase::Start;
@@ -86,6 +84,42 @@ class AllgatherRecursiveDoubling final : public Task {
 
 Task* makeAllgatherRecursiveDoubling(proto::Comm& c, CollArgs&& a) {
   return new AllgatherRecursiveDoubling(c, std::move(a));
+}
+
+// The task's steps in a row.
+Status allgatherRecursiveDoublingDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const Fold f = fold(r, p);
+  const Blocks b = Blocks::of(a);
+  char* const out = static_cast<char*>(a.rbuf);
+  auto range = [&](bool isSend, int peer, int first, int end) {
+    return b.forRange(first, end, [&](size_t o, size_t n) {
+      return isSend ? d.send(peer, out + o, n) : d.recv(peer, out + o, n);
+    });
+  };
+  if (!inPlace(a.sbuf)) std::memcpy(out + b.off(r), a.sbuf, b.len(r));
+  if (p == 1) return Status::Ok;
+  if (f.newRank < 0) {  // extra rank: hand the block over, get every other one back
+    RRT_TRY(range(true, f.partner, r, r + 1));
+    RRT_TRY(d.wait());
+    RRT_TRY(range(false, f.partner, 0, r));
+    return range(false, f.partner, r + 1, p);
+  }
+  if (f.partner >= 0) {
+    RRT_TRY(range(false, f.partner, f.partner, f.partner + 1));
+    RRT_TRY(d.wait());
+  }
+  for (int mask = 1; mask < f.p2; mask <<= 1) {
+    const int peerNew = f.newRank ^ mask;
+    const int mine = doublingHeldFirst(f.newRank, mask), theirs = doublingHeldFirst(peerNew, mask);
+    const int peer = unfoldRank(peerNew, f.rem);
+    RRT_TRY(range(false, peer, foldFirstRank(theirs, f.rem), foldEndRank(theirs + mask - 1, f.rem)));
+    RRT_TRY(range(true, peer, foldFirstRank(mine, f.rem), foldEndRank(mine + mask - 1, f.rem)));
+    RRT_TRY(d.wait());
+  }
+  if (f.partner < 0) return Status::Ok;
+  RRT_TRY(range(true, f.partner, 0, f.partner));  // unfold: every block but the extra rank's
+  return range(true, f.partner, f.partner + 1, p);
 }
 
 }  // namespace rrt::coll

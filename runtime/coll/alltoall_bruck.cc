@@ -3,6 +3,8 @@
 // rank - d in their place; finally block i came from rank r - i.
 // Cost: ceil(log2 p) alpha + ceil(log2 p) (p/2) b beta + packing copies. Fewest messages: wins
 // for small blocks at p >= 3; loses to pairwise once (p/2) log2 p b beta outweighs p alpha.
+#include <cstring>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -63,5 +65,39 @@ class AlltoallBruck final : public Task {
 }  // namespace
 
 Task* makeAlltoallBruck(proto::Comm& c, CollArgs&& a) { return new AlltoallBruck(c, std::move(a)); }
+
+// The task's steps in a row; its three buffers are cut from one scratch buffer.
+Status alltoallBruckDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const size_t b = a.blockBytes, up = static_cast<size_t>(p);
+  char* const out = static_cast<char*>(a.rbuf);
+  const char* in = inPlace(a.sbuf) ? out : static_cast<const char*>(a.sbuf);
+  if (p == 1 || b == 0) {
+    if (in != out) std::memcpy(out, in, b);
+    return Status::Ok;
+  }
+  const size_t maxPack = (up + 1) / 2 * b;
+  char* const tmp = d.scratch(up * b + 2 * maxPack);
+  if (!tmp) return Status::ErrNoMemory;
+  char* const pack = tmp + up * b;
+  char* const unpack = pack + maxPack;
+  const size_t head = up - static_cast<size_t>(r);  // tmp[i] = in[(r + i) % p]
+  std::memcpy(tmp, in + static_cast<size_t>(r) * b, head * b);
+  std::memcpy(tmp + head * b, in, static_cast<size_t>(r) * b);
+  for (int dist = 1; dist < p; dist <<= 1) {
+    size_t k = 0;
+    for (int i = 0; i < p; ++i)
+      if (i & dist) std::memcpy(pack + (k++) * b, tmp + static_cast<size_t>(i) * b, b);
+    RRT_TRY(d.recv(bruckAlltoallFrom(r, dist, p), unpack, k * b));
+    RRT_TRY(d.send(bruckAlltoallTo(r, dist, p), pack, k * b));
+    RRT_TRY(d.wait());
+    k = 0;
+    for (int i = 0; i < p; ++i)
+      if (i & dist) std::memcpy(tmp + static_cast<size_t>(i) * b, unpack + (k++) * b, b);
+  }
+  for (int i = 0; i < p; ++i)
+    std::memcpy(out + static_cast<size_t>(mod(r - i, p)) * b, tmp + static_cast<size_t>(i) * b, b);
+  return Status::Ok;
+}
 
 }  // namespace rrt::coll

@@ -30,6 +30,17 @@ class Blocks {
     return uniform() ? r * block_ : offs_[r];
   }
   size_t len(int rank) const { return uniform() ? block_ : lens_[static_cast<size_t>(rank)]; }
+  // The blocks of ranks [first, end) as messages: op(offset, bytes) once for the whole run when
+  // the layout is uniform, else once per non-empty block. The first error stops it.
+  template <typename Op>
+  Status forRange(int first, int end, Op op) const {
+    if (first >= end) return Status::Ok;
+    if (uniform()) return op(off(first), block_ * static_cast<size_t>(end - first));
+    for (int i = first; i < end; ++i)
+      if (len(i) > 0)
+        if (Status s = op(off(i), len(i)); s != Status::Ok) return s;
+    return Status::Ok;
+  }
 
  private:
   size_t block_ = 0;              // uniform: bytes of every block

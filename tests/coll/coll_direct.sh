@@ -37,6 +37,10 @@ expect 3 rrt_barrier "barrier linear"
 expect 2 rrt_bcast "bcast binomial"
 expect 2 rrt_reduce "reduce binomial"
 expect 3 rrt_allreduce "allreduce recursive_doubling"
+expect 2 rrt_allgather "allgather recursive_doubling"
+expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
+expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
+expect 3 rrt_alltoall "alltoall bruck"
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3
