@@ -45,6 +45,7 @@ RRT_COLL_ALGO(makeExscanRecursiveDoubling);
 RRT_COLL_DIRECT(barrierDisseminationDirect);
 RRT_COLL_DIRECT(barrierLinearDirect);
 RRT_COLL_DIRECT(bcastBinomialDirect);
+RRT_COLL_DIRECT(bcastLinearDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);

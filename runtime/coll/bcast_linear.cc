@@ -24,6 +24,26 @@
 namespace rrt::coll {
 namespace {
 
+constexpr size_t kSegment = 16 * 1024;
+constexpr size_t kPiecesBelow = 256 * 1024;
+
+// Posts every message of this rank: recv(off, len) from the root, or at the root
+// send(peer, off, len) to each other rank.
+template <typename Recv, typename Send>
+Status postLinear(int rank, int p, int root, size_t bytes, Recv recv, Send send) {
+  const size_t piece = bytes < kPiecesBelow ? kSegment : bytes;
+  for (size_t off = 0; off < bytes; off += piece) {
+    const size_t len = bytes - off < piece ? bytes - off : piece;
+    if (rank != root) {
+      RRT_TRY(recv(off, len));
+    } else {
+      // The next rank after the root first, as binomial's nearest child: any order is correct.
+      for (int i = 1; i < p; ++i) RRT_TRY(send(fromRelative(i, root, p), off, len));
+    }
+  }
+  return Status::Ok;
+}
+
 class BcastLinear final : public Task {
  public:
   using Task::Task;
@@ -37,28 +57,30 @@ class BcastLinear final : public Task {
     const size_t bytes = args_.count * args_.typeSize;
     if (p == 1 || bytes == 0) return Status::Ok;
     char* buf = static_cast<char*>(args_.rbuf);
-    const size_t piece = bytes < kPiecesBelow ? kSegment : bytes;
-    for (size_t off = 0; off < bytes; off += piece) {
-      const size_t len = bytes - off < piece ? bytes - off : piece;
-      if (rank() != root) {
-        RRT_TRY(recv(root, buf + off, len));
-      } else {
-        // The next rank after the root first, as binomial's nearest child: any order is correct.
-        for (int i = 1; i < p; ++i) RRT_TRY(send(fromRelative(i, root, p), buf + off, len));
-      }
-    }
+    RRT_TRY(postLinear(
+        rank(), p, root, bytes, [&](size_t off, size_t len) { return recv(root, buf + off, len); },
+        [&](int peer, size_t off, size_t len) { return send(peer, buf + off, len); }));
     if (!idle()) return Status::InProgress;
     return error_;
   }
 
  private:
-  static constexpr size_t kSegment = 16 * 1024;
-  static constexpr size_t kPiecesBelow = 256 * 1024;
   bool posted_ = false;
 };
 
 }  // namespace
 
 Task* makeBcastLinear(proto::Comm& c, CollArgs&& a) { return new BcastLinear(c, std::move(a)); }
+
+// The task's messages, posted at once; finish() waits for them.
+Status bcastLinearDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), root = a.root;
+  const size_t bytes = a.count * a.typeSize;
+  if (p == 1 || bytes == 0) return Status::Ok;
+  char* buf = static_cast<char*>(a.rbuf);
+  return postLinear(
+      d.rank(), p, root, bytes, [&](size_t off, size_t len) { return d.recv(root, buf + off, len); },
+      [&](int peer, size_t off, size_t len) { return d.send(peer, buf + off, len); });
+}
 
 }  // namespace rrt::coll

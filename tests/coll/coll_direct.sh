@@ -35,6 +35,7 @@ expect() {
 expect 2 rrt_barrier "barrier dissemination"
 expect 3 rrt_barrier "barrier linear"
 expect 2 rrt_bcast "bcast binomial"
+expect 3 rrt_bcast "bcast linear"
 expect 2 rrt_reduce "reduce binomial"
 expect 3 rrt_allreduce "allreduce recursive_doubling"
 expect 2 rrt_allgather "allgather recursive_doubling"
