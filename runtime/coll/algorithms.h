@@ -51,6 +51,8 @@ RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
 RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
+RRT_COLL_DIRECT(gatherBinomialDirect);
+RRT_COLL_DIRECT(scatterBinomialDirect);
 #undef RRT_COLL_DIRECT
 
 }  // namespace rrt::coll

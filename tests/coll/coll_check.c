@@ -246,28 +246,34 @@ static void t_data(Ctx* c, size_t n) {
           break;
         }
   }
-  /* gather / scatter at a root */
+  /* gather / scatter at a root, then with the root's own block in place (RRT_IN_PLACE) */
   const int root = (int)(n % up);
-  memset(r, 0, n * up);
-  OK(rrt_gather(s, n, RRT_BYTE, r, n, RRT_BYTE, root, c->comm));
-  if (me == root)
-    for (int q = 0; q < p; ++q)
+  for (int inplace = 0; inplace < 2; ++inplace) {
+    const int here = inplace && me == root;
+    for (size_t i = 0; i < n; ++i) s[i] = pat(me, 0, i);
+    memset(r, 0, n * up);
+    if (here) memcpy(r + (size_t)root * n, s, n);
+    OK(rrt_gather(here ? RRT_IN_PLACE : s, n, RRT_BYTE, r, n, RRT_BYTE, root, c->comm));
+    if (me == root)
+      for (int q = 0; q < p; ++q)
         for (size_t i = 0; i < n; ++i)
           if (r[(size_t)q * n + i] != pat(q, 0, i)) {
-            FAIL("%s gather n %zu from %d", c->name, n, q);
+            FAIL("%s gather inplace %d n %zu from %d", c->name, inplace, n, q);
             q = p;
             break;
           }
-  if (me == root)
-    for (int q = 0; q < p; ++q)
-      for (size_t i = 0; i < n; ++i) r[(size_t)q * n + i] = pat(root, q, i);
-  memset(s, 0, n);
-  OK(rrt_scatter(r, n, RRT_BYTE, s, n, RRT_BYTE, root, c->comm));
-  for (size_t i = 0; i < n; ++i)
-    if (s[i] != pat(root, me, i)) {
-      FAIL("%s scatter n %zu", c->name, n);
-      break;
-    }
+    if (me == root)
+      for (int q = 0; q < p; ++q)
+        for (size_t i = 0; i < n; ++i) r[(size_t)q * n + i] = pat(root, q, i);
+    memset(s, 0, n);
+    OK(rrt_scatter(r, n, RRT_BYTE, here ? RRT_IN_PLACE : s, n, RRT_BYTE, root, c->comm));
+    const char* got = here ? r + (size_t)root * n : s;
+    for (size_t i = 0; i < n; ++i)
+      if (got[i] != pat(root, me, i)) {
+        FAIL("%s scatter inplace %d n %zu", c->name, inplace, n);
+        break;
+      }
+  }
   free(s);
   free(r);
   /* alltoall (in place and not) and alltoallv */

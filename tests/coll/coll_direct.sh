@@ -42,6 +42,8 @@ expect 2 rrt_allgather "allgather recursive_doubling"
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
+expect 5 rrt_gather "gather binomial"
+expect 5 rrt_scatter "scatter binomial"
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3
