@@ -52,7 +52,9 @@ result() {
   fi
 }
 # pair NAME "SERVER COMMAND" "CLIENT COMMAND": a server and a client in this guest; the client is
-# retried until the server listens
+# retried until the server listens. A server that exits after a failed client try (perftest's
+# servers give up when a client drops during the key exchange) is started again, three rounds at
+# most; every client try's output stays in the log.
 pair() {
   name=$1
   log=/tmp/$name.log
@@ -61,17 +63,27 @@ pair() {
     result "$name" 77 "$log"; return
   fi
   begin
-  timeout "$SOFTROCE_TEST_TIMEOUT" $2 >"$log.server" 2>&1 &
-  server=$!
-  tries=0 rc=1
-  while [ $tries -lt 20 ]; do
-    sleep 1
-    timeout "$SOFTROCE_TEST_TIMEOUT" $3 >"$log.client" 2>&1 && { rc=0; break; }
-    kill -0 $server 2>/dev/null || break   # the server is gone: no point retrying
-    tries=$((tries + 1))
+  : >"$log"
+  round=1 rc=1
+  while [ $round -le 3 ] && [ $rc -ne 0 ]; do
+    timeout "$SOFTROCE_TEST_TIMEOUT" $2 >"$log.server" 2>&1 &
+    server=$!
+    tries=0
+    while [ $tries -lt 20 ]; do
+      sleep 1
+      tries=$((tries + 1))
+      timeout "$SOFTROCE_TEST_TIMEOUT" $3 >"$log.client" 2>&1 && { rc=0; break; }
+      echo "# client: $3 (round $round, try $tries: exit $?)" >>"$log"; cat "$log.client" >>"$log"
+      kill -0 $server 2>/dev/null || break   # the server is gone: start it again
+    done
+    if [ $rc -eq 0 ]; then wait $server; rc=$?
+    elif kill -0 $server 2>/dev/null; then  # it never took a client: another round would not help
+      kill $server; wait $server; round=3
+    else wait $server; fi
+    { echo "# server: $2 (round $round)"; cat "$log.server"; } >>"$log"
+    round=$((round + 1))
   done
-  if [ $rc -eq 0 ]; then wait $server; rc=$?; else kill $server 2>/dev/null; wait $server; fi
-  { echo "# server: $2"; cat "$log.server"; echo "# client: $3 (tries: $((tries + 1)))"; cat "$log.client"; } >"$log"
+  [ $rc -eq 0 ] && { echo "# client: $3 (round $((round - 1)), try $tries: exit 0)"; cat "$log.client"; } >>"$log"
   result "$name" $rc "$log"
 }
 
