@@ -53,6 +53,9 @@ RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
 RRT_COLL_DIRECT(gatherBinomialDirect);
 RRT_COLL_DIRECT(scatterBinomialDirect);
+RRT_COLL_DIRECT(reduceScatterRecursiveHalvingDirect);
+RRT_COLL_DIRECT(scanRecursiveDoublingDirect);
+RRT_COLL_DIRECT(exscanRecursiveDoublingDirect);
 #undef RRT_COLL_DIRECT
 
 }  // namespace rrt::coll

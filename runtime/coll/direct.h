@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 
 #include "runtime/coll/coll.h"
 #include "runtime/coll/scratch_cache.h"
@@ -51,6 +52,11 @@ class Direct {
   // The collective's outcome: s (the form's result) or, when s is Ok, what the messages still
   // in flight end with. Called once, last.
   Status finish(Status s);
+
+  // memcpy that takes what a collective's arguments allow: n == 0 with null pointers, dst == src.
+  static void copy(void* dst, const void* src, size_t n) {
+    if (n && dst != src) std::memcpy(dst, src, n);
+  }
 
   // A buffer of at least bytes (nullptr when out of memory or past kMaxScratch buffers), lent
   // until the Direct dies.

@@ -7,9 +7,12 @@
 namespace rrt::coll {
 
 Task* makeScanTask(proto::Comm& c, CollArgs&& a, bool exclusive);
+Status scanDirect(Direct& d, const CollArgs& a, bool exclusive);
 
 Task* makeExscanRecursiveDoubling(proto::Comm& c, CollArgs&& a) {
   return makeScanTask(c, std::move(a), true);
 }
+
+Status exscanRecursiveDoublingDirect(Direct& d, const CollArgs& a) { return scanDirect(d, a, true); }
 
 }  // namespace rrt::coll

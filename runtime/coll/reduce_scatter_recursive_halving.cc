@@ -5,6 +5,8 @@
 // medium messages. Commutative ops only.
 // NewRank v stands for ranks [foldFirstRank(v), foldEndRank(v)); since the input is laid out in
 // rank order, a range of newRanks is one contiguous byte range.
+#include <utility>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -99,6 +101,50 @@ class ReduceScatterRecursiveHalving final : public Task {
 
 Task* makeReduceScatterRecursiveHalving(proto::Comm& c, CollArgs&& a) {
   return new ReduceScatterRecursiveHalving(c, std::move(a));
+}
+
+// The task's steps in a row; its comments hold here too.
+Status reduceScatterRecursiveHalvingDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const size_t ur = static_cast<size_t>(r), ts = a.typeSize;
+  const Fold f = fold(r, p);
+  const size_t total = a.recvOffs.back() + a.recvBytes.back();
+  auto off = [&](int v) {
+    return v >= f.p2 ? total : a.recvOffs[static_cast<size_t>(foldFirstRank(v, f.rem))];
+  };
+  const void* in = inPlace(a.sbuf) ? a.rbuf : a.sbuf;
+  if (p == 1) {
+    Direct::copy(a.rbuf, in, a.recvBytes[0]);
+    return Status::Ok;
+  }
+  if (f.newRank < 0) {  // extra rank: hand the input over, wait for its block
+    RRT_TRY(d.send(f.partner, in, total));
+    RRT_TRY(d.wait());
+    return d.recv(f.partner, a.rbuf, a.recvBytes[ur]);
+  }
+  char* acc = d.scratch(total);
+  char* tmp = d.scratch(total);
+  if (!acc || !tmp) return Status::ErrNoMemory;
+  Direct::copy(acc, in, total);
+  if (f.partner >= 0) {
+    RRT_TRY(d.recv(f.partner, tmp, total));
+    RRT_TRY(d.wait());
+    a.reducer.apply(tmp, acc, total / ts);
+  }
+  for (int mask = f.p2 / 2; mask > 0; mask >>= 1) {
+    const int peer = unfoldRank(f.newRank ^ mask, f.rem);
+    const int k = halvingKeepFirst(f.newRank, mask), s = halvingSendFirst(f.newRank, mask);
+    RRT_TRY(d.recv(peer, tmp, off(k + mask) - off(k)));
+    RRT_TRY(d.send(peer, acc + off(s), off(s + mask) - off(s)));
+    RRT_TRY(d.wait());
+    a.reducer.apply(tmp, acc + off(k), (off(k + mask) - off(k)) / ts);
+  }
+  if (f.partner >= 0) {
+    const size_t e = static_cast<size_t>(f.partner);
+    RRT_TRY(d.send(f.partner, acc + a.recvOffs[e], a.recvBytes[e]));
+  }
+  Direct::copy(a.rbuf, acc + a.recvOffs[ur], a.recvBytes[ur]);
+  return Status::Ok;
 }
 
 }  // namespace rrt::coll

@@ -79,4 +79,42 @@ Task* makeScanTask(proto::Comm& c, CollArgs&& a, bool exclusive) {
   return new ScanRecursiveDoubling(c, std::move(a), exclusive);
 }
 
+// The task's rounds in a row; its comments hold here too.
+Status scanDirect(Direct& d, const CollArgs& a, bool exclusive) {
+  const int p = d.size(), r = d.rank();
+  const size_t bytes = a.count * a.typeSize;
+  const void* in = inPlace(a.sbuf) ? a.rbuf : a.sbuf;
+  if (bytes == 0) return Status::Ok;
+  char* partial = d.scratch(bytes);
+  char* tmp = d.scratch(bytes);
+  if (!partial || !tmp) return Status::ErrNoMemory;
+  Direct::copy(partial, in, bytes);
+  bool haveResult = !exclusive;
+  if (haveResult) Direct::copy(a.rbuf, in, bytes);
+  for (int mask = 1; mask < p; mask <<= 1) {
+    const int peer = r ^ mask;
+    if (peer >= p) continue;
+    RRT_TRY(d.recv(peer, tmp, bytes));
+    RRT_TRY(d.send(peer, partial, bytes));
+    RRT_TRY(d.wait());
+    if (peer < r) {
+      a.reducer.apply(tmp, partial, a.count);
+      if (haveResult) {
+        a.reducer.apply(tmp, a.rbuf, a.count);
+      } else {
+        Direct::copy(a.rbuf, tmp, bytes);
+        haveResult = true;
+      }
+    } else if (a.reducer.commutative) {
+      a.reducer.apply(tmp, partial, a.count);
+    } else {
+      a.reducer.apply(partial, tmp, a.count);
+      std::swap(partial, tmp);
+    }
+  }
+  return Status::Ok;
+}
+
+Status scanRecursiveDoublingDirect(Direct& d, const CollArgs& a) { return scanDirect(d, a, false); }
+
 }  // namespace rrt::coll

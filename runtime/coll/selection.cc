@@ -104,15 +104,16 @@ const Algorithm kAlgorithms[] = {
   {CK::Scatterv,  "linear",             makeScattervLinear,             0,
    "(p-1) alpha + N beta at the root"},
   {CK::ReduceScatter, "recursive_halving", makeReduceScatterRecursiveHalving, kNeedsCommutative,
-   "log p alpha + (p-1)/p n beta + (p-1)/p n gamma (+2 steps when p is not a power of two)"},
+   "log p alpha + (p-1)/p n beta + (p-1)/p n gamma (+2 steps when p is not a power of two)",
+   reduceScatterRecursiveHalvingDirect},
   {CK::ReduceScatter, "ring",           makeReduceScatterRing,          kNeedsCommutative,
    "(p-1) alpha + (p-1)/p n beta + (p-1)/p n gamma, segmented"},
   {CK::ReduceScatter, "reduce_scatterv", makeReduceScatterReduceScatterv, 0,
    "binomial reduce to 0 + linear scatterv: any op, rank order kept"},
   {CK::Scan,      "recursive_doubling", makeScanRecursiveDoubling,      0,
-   "ceil(log p) (alpha + n beta + 2 n gamma)"},
+   "ceil(log p) (alpha + n beta + 2 n gamma)", scanRecursiveDoublingDirect},
   {CK::Exscan,    "recursive_doubling", makeExscanRecursiveDoubling,    0,
-   "ceil(log p) (alpha + n beta + 2 n gamma)"},
+   "ceil(log p) (alpha + n beta + 2 n gamma)", exscanRecursiveDoublingDirect},
 };
 
 // Defaults for host memory. First match wins; every collective ends in a catch-all row.

@@ -44,6 +44,19 @@ expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
 expect 5 rrt_gather "gather binomial"
 expect 5 rrt_scatter "scatter binomial"
+expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving"
+# scan and exscan have no benchmark app: coll_check's blocking calls show their form.
+if env RRT_LOG=trace timeout 120 "$RRUN" -n 3 "$top_builddir/tests/coll/coll_check" >/dev/null 2>"$log"; then
+  for want in "scan recursive_doubling" "exscan recursive_doubling"; do
+    if grep -q "coll: $want (direct) seq" "$log"; then
+      echo "ok: coll_check at 3 ranks: $want (direct)"
+    else
+      echo "FAIL: coll_check at 3 ranks: no 'coll: $want (direct)' line"; failed=1
+    fi
+  done
+else
+  echo "FAIL: coll_check at 3 ranks did not pass:"; tail -5 "$log"; failed=1
+fi
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3
