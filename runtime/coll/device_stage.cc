@@ -80,6 +80,16 @@ void extents(const CollArgs& a, int rank, int size, size_t* s, size_t* r) {
   }
 }
 
+bool hasDeviceBuffer(const proto::Comm& comm, const CollArgs& a) {
+  if (!gpu::enabled()) return false;
+  size_t sBytes, rBytes;
+  extents(a, comm.rank, comm.size, &sBytes, &rBytes);
+  auto device = [](const void* buf, size_t bytes) {
+    return buf && !inPlace(buf) && bytes && gpu::isDevice(buf, bytes);
+  };
+  return device(a.sbuf, sBytes) || device(a.rbuf, rBytes);
+}
+
 Status stageDeviceBuffers(const proto::Comm& comm, CollArgs& a, void** stage) {
   *stage = nullptr;
   size_t sBytes, rBytes;

@@ -16,6 +16,10 @@ namespace rrt::coll {
 // The bytes of the send and receive buffer this rank passes (0 = not significant here).
 void extents(const CollArgs& a, int rank, int size, size_t* sendBytes, size_t* recvBytes);
 
+// Whether a buffer of a that this rank's part of the collective touches (extents()) is device
+// memory. False whenever GPU support is off.
+bool hasDeviceBuffer(const proto::Comm& comm, const CollArgs& a);
+
 // When GPU support is on and a buffer of a is device memory: replaces them with host mirrors
 // and returns the staging in *stage (else *stage = nullptr). Errors: ErrNoMemory, a copy error.
 Status stageDeviceBuffers(const proto::Comm& comm, CollArgs& a, void** stage);

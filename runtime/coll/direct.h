@@ -14,9 +14,10 @@
 //   - An algorithm may have a direct form (Algorithm::direct, selection.h): the same messages
 //     in the same order as its task, so that a rank in the direct form and one running the
 //     task of the same algorithm match (they never meet today: one call is blocking or not on
-//     every rank, but nothing depends on that). coll::run() takes it for host memory when GPU
-//     support is off (with GPU support a host-looking call may carry device pointers, which
-//     only the task path stages).
+//     every rank, but nothing depends on that). coll::run() takes it unless a buffer the rank
+//     touches is device memory (device_stage.h: hasDeviceBuffer, one memory-type lookup per
+//     buffer with GPU support on, none without): those take the task path, which stages them
+//     or runs on the device.
 //   - Steps as in a task: post receives and sends, then wait() for all of them. A send that is
 //     complete at post (eager) is released at once; only what is in flight is kept.
 //   - Errors: the first failed request's status. finish() waits for whatever is still in

@@ -216,7 +216,7 @@ Status run(proto::Comm& comm, CollArgs&& args) {
   }
   const Algorithm* algo = select(args, comm.size, nodeAware(comm));
   if (!algo) return Status::ErrInternal;
-  if (algo->direct && !gpu::enabled()) {  // direct.h
+  if (algo->direct && !hasDeviceBuffer(comm, args)) {  // direct.h
     const uint32_t seq = comm.collSeq++;
     RRT_TRACE("coll: %s %s (direct) seq %u on comm %d", kindName(algo->kind), algo->name, seq,
               comm.handle);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/coll/coll.h"
+#include "runtime/coll/device_stage.h"
 #include "runtime/coll/op.h"
 #include "runtime/coll/selection.h"
 #include "runtime/core/config.h"
@@ -217,6 +218,42 @@ TEST_F(GpuColl, AFailingDeviceStepEndsTheCollectiveWithAnError) {
     anyError |= e != RRT_SUCCESS;
   }
   EXPECT_TRUE(anyError) << "a failed device step went unnoticed";
+}
+
+// Blocking collectives take their direct form unless a buffer the rank touches is device
+// memory (engine.cc: run); the test is hasDeviceBuffer, with GPU support on.
+TEST_F(GpuColl, OnlyBuffersTheRankTouchesDecideTheDevicePath) {
+  sim::World w(4, sim::Mode::Eager);
+  const size_t n = 16;
+  void* dev = fake_->devAlloc(4 * n * 4);
+  std::vector<char> host(4 * n * 4);
+  auto args = [&](CollKind k, const void* s, void* r) {
+    CollArgs a;
+    a.kind = k;
+    a.sbuf = s;
+    a.rbuf = r;
+    a.count = n;
+    a.typeSize = 4;
+    a.blockBytes = n * 4;
+    a.root = 2;
+    return a;
+  };
+  const CollKind kAllreduce = CollKind::Allreduce, kReduce = CollKind::Reduce;
+  EXPECT_FALSE(hasDeviceBuffer(w.comm(0), args(kAllreduce, host.data(), host.data() + 64)));
+  EXPECT_TRUE(hasDeviceBuffer(w.comm(0), args(kAllreduce, dev, host.data())));
+  EXPECT_TRUE(hasDeviceBuffer(w.comm(0), args(kAllreduce, host.data(), dev)));
+  EXPECT_TRUE(hasDeviceBuffer(w.comm(0), args(kAllreduce, RRT_IN_PLACE, dev)));
+  // A reduce's receive buffer counts at the root only; a scatter's send buffer likewise.
+  EXPECT_FALSE(hasDeviceBuffer(w.comm(0), args(kReduce, host.data(), dev)));
+  EXPECT_TRUE(hasDeviceBuffer(w.comm(2), args(kReduce, host.data(), dev)));
+  EXPECT_FALSE(hasDeviceBuffer(w.comm(1), args(CollKind::Scatter, dev, host.data())));
+  EXPECT_TRUE(hasDeviceBuffer(w.comm(2), args(CollKind::Scatter, dev, host.data())));
+  EXPECT_FALSE(hasDeviceBuffer(w.comm(0), args(CollKind::Barrier, dev, dev)));
+  // GPU support off: nothing is classified.
+  gpu::installDriver(nullptr);
+  EXPECT_FALSE(hasDeviceBuffer(w.comm(0), args(kAllreduce, dev, dev)));
+  gpu::installDriver(fake_);
+  fake_->devFree(dev);
 }
 
 }  // namespace
