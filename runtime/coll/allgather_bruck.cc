@@ -3,6 +3,8 @@
 // from rank + d; a final rotation puts them in place.
 // Cost: ceil(log2 p) alpha + (p-1)/p N beta + N copy. Fewest rounds for any p: wins for small
 // blocks when p is not a power of two. Uniform blocks only (allgather).
+#include <cstring>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -51,5 +53,30 @@ class AllgatherBruck final : public Task {
 }  // namespace
 
 Task* makeAllgatherBruck(proto::Comm& c, CollArgs&& a) { return new AllgatherBruck(c, std::move(a)); }
+
+// The task's rounds in a row; its comments hold here too.
+Status allgatherBruckDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const size_t b = a.blockBytes, up = static_cast<size_t>(p), ur = static_cast<size_t>(r);
+  char* out = static_cast<char*>(a.rbuf);
+  const void* own = inPlace(a.sbuf) ? out + ur * b : a.sbuf;
+  if (p == 1 || b == 0) {
+    Direct::copy(out, own, b);
+    return Status::Ok;
+  }
+  char* tmp = d.scratch(up * b);
+  if (!tmp) return Status::ErrNoMemory;
+  std::memcpy(tmp, own, b);
+  for (int dist = 1; dist < p; dist <<= 1) {
+    const size_t n = static_cast<size_t>(bruckAllgatherCount(dist, p)) * b;
+    RRT_TRY(d.recv(bruckAllgatherFrom(r, dist, p), tmp + static_cast<size_t>(dist) * b, n));
+    RRT_TRY(d.send(bruckAllgatherTo(r, dist, p), tmp, n));
+    RRT_TRY(d.wait());
+  }
+  const size_t head = up - ur;
+  std::memcpy(out + ur * b, tmp, head * b);
+  Direct::copy(out, tmp + head * b, ur * b);
+  return Status::Ok;
+}
 
 }  // namespace rrt::coll

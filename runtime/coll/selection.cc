@@ -77,7 +77,7 @@ const Algorithm kAlgorithms[] = {
   {CK::Allgather, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
    "log p alpha + (p-1)/p N beta (+2 steps when p is not a power of two)", allgatherRecursiveDoublingDirect},
   {CK::Allgather, "bruck",              makeAllgatherBruck,             0,
-   "ceil(log p) alpha + (p-1)/p N beta + N copy"},
+   "ceil(log p) alpha + (p-1)/p N beta + N copy", allgatherBruckDirect},
   {CK::Allgather, "ring",               makeAllgatherRing,              0,
    "(p-1) alpha + (p-1)/p N beta"},
   {CK::Allgatherv, "ring",              makeAllgatherRing,              0,

@@ -40,6 +40,7 @@ expect 2 rrt_reduce "reduce binomial"
 expect 3 rrt_allreduce "allreduce recursive_doubling"
 expect 2 rrt_allgather "allgather recursive_doubling"
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
+expect 3 rrt_allgather "allgather bruck"
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
 expect 5 rrt_gather "gather binomial"
