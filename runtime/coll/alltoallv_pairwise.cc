@@ -1,6 +1,9 @@
 // Alltoallv: pairwise exchange (as alltoall_pairwise.cc, per-pair counts and displacements).
 // Cost: (p-1) alpha + (sum of the blocks) beta, one partner per step: the default, robust for
 // any distribution of counts. In place: the input is copied aside first.
+#include <algorithm>
+#include <vector>
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -56,5 +59,35 @@ class AlltoallvPairwise final : public Task {
 }  // namespace
 
 Task* makeAlltoallvPairwise(proto::Comm& c, CollArgs&& a) { return new AlltoallvPairwise(c, std::move(a)); }
+
+// The task's steps in a row; its comments hold here too.
+Status alltoallvPairwiseDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const size_t ur = static_cast<size_t>(r);
+  char* out = static_cast<char*>(a.rbuf);
+  const char* in = static_cast<const char*>(a.sbuf);
+  const std::vector<size_t>* sendOffs = &a.sendOffs;
+  const std::vector<size_t>* sendBytes = &a.sendBytes;
+  if (inPlace(a.sbuf)) {
+    size_t extent = 0;
+    for (size_t i = 0; i < static_cast<size_t>(p); ++i)
+      extent = std::max(extent, a.recvOffs[i] + a.recvBytes[i]);
+    char* c = d.scratch(extent);
+    if (!c) return Status::ErrNoMemory;
+    Direct::copy(c, out, extent);
+    in = c;
+    sendOffs = &a.recvOffs;
+    sendBytes = &a.recvBytes;
+  }
+  Direct::copy(out + a.recvOffs[ur], in + (*sendOffs)[ur], a.recvBytes[ur]);
+  for (int step = 1; step < p; ++step) {
+    const size_t to = static_cast<size_t>(pairwiseTo(r, step, p));
+    const size_t from = static_cast<size_t>(pairwiseFrom(r, step, p));
+    RRT_TRY(d.recv(static_cast<int>(from), out + a.recvOffs[from], a.recvBytes[from]));
+    RRT_TRY(d.send(static_cast<int>(to), in + (*sendOffs)[to], (*sendBytes)[to]));
+    RRT_TRY(d.wait());
+  }
+  return Status::Ok;
+}
 
 }  // namespace rrt::coll

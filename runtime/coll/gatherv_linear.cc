@@ -37,4 +37,18 @@ class GathervLinear final : public Task {
 
 Task* makeGathervLinear(proto::Comm& c, CollArgs&& a) { return new GathervLinear(c, std::move(a)); }
 
+// The task's messages, then one wait.
+Status gathervLinearDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  if (r != a.root) return d.send(a.root, a.sbuf, a.blockBytes);
+  char* out = static_cast<char*>(a.rbuf);
+  const size_t ur = static_cast<size_t>(r);
+  if (!inPlace(a.sbuf)) Direct::copy(out + a.recvOffs[ur], a.sbuf, a.recvBytes[ur]);
+  for (int i = 0; i < p; ++i) {
+    const size_t u = static_cast<size_t>(i);
+    if (i != r) RRT_TRY(d.recv(i, out + a.recvOffs[u], a.recvBytes[u]));
+  }
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

@@ -36,4 +36,18 @@ class ScattervLinear final : public Task {
 
 Task* makeScattervLinear(proto::Comm& c, CollArgs&& a) { return new ScattervLinear(c, std::move(a)); }
 
+// The task's messages, then one wait.
+Status scattervLinearDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  if (r != a.root) return d.recv(a.root, a.rbuf, a.blockBytes);
+  const char* in = static_cast<const char*>(a.sbuf);
+  const size_t ur = static_cast<size_t>(r);
+  if (!inPlace(a.rbuf)) Direct::copy(a.rbuf, in + a.sendOffs[ur], a.sendBytes[ur]);
+  for (int s = 1; s < p; ++s) {
+    const size_t u = static_cast<size_t>((r + s) % p);
+    RRT_TRY(d.send(static_cast<int>(u), in + a.sendOffs[u], a.sendBytes[u]));
+  }
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

@@ -357,6 +357,48 @@ static void t_data(Ctx* c, size_t n) {
         q = p;
         break;
       }
+  /* in place: gatherv and scatterv at the root, alltoallv with symmetric counts (me <-> q:
+     n/4 + me + q bytes, none when (me + q) % 4 == 3) in the receive layout */
+  memset(vr, 0, ext);
+  if (me == root)
+    for (size_t i = 0; i < cnt[me]; ++i) vr[dsp[me] + i] = pat(me, 1, i);
+  OK(rrt_gatherv(me == root ? RRT_IN_PLACE : vs, cnt[me], RRT_BYTE, vr, cnt, dsp, RRT_BYTE, root,
+                 c->comm));
+  if (me == root)
+    for (int q = 0; q < p; ++q)
+      for (size_t i = 0; i < cnt[q]; ++i)
+        if (vr[dsp[q] + i] != pat(q, 1, i)) {
+          FAIL("%s gatherv in place n %zu from %d", c->name, n, q);
+          q = p;
+          break;
+        }
+  memset(vs, 0, cnt[me]);
+  OK(rrt_scatterv(vr, cnt, dsp, RRT_BYTE, me == root ? RRT_IN_PLACE : vs, cnt[me], RRT_BYTE, root,
+                  c->comm));
+  if (me != root)
+    for (size_t i = 0; i < cnt[me]; ++i)
+      if (vs[i] != pat(me, 1, i)) {
+        FAIL("%s scatterv in place n %zu", c->name, n);
+        break;
+      }
+  re = 0;
+  for (int q = p - 1; q >= 0; --q) {
+    rc[q] = (me + q) % 4 == 3 ? 0 : n / 4 + (size_t)(me + q);
+    rd[q] = re;
+    re += rc[q] + 3;
+  }
+  free(ar);
+  ar = xmalloc(re);
+  for (int q = 0; q < p; ++q)
+    for (size_t i = 0; i < rc[q]; ++i) ar[rd[q] + i] = pat(me, q, i);
+  OK(rrt_alltoallv(RRT_IN_PLACE, NULL, NULL, RRT_BYTE, ar, rc, rd, RRT_BYTE, c->comm));
+  for (int q = 0; q < p; ++q)
+    for (size_t i = 0; i < rc[q]; ++i)
+      if (ar[rd[q] + i] != pat(q, me, i)) {
+        FAIL("%s alltoallv in place n %zu from %d", c->name, n, q);
+        q = p;
+        break;
+      }
   free(as);
   free(ar);
   free(sc);

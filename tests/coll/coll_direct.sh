@@ -46,9 +46,10 @@ expect 3 rrt_alltoall "alltoall bruck"
 expect 5 rrt_gather "gather binomial"
 expect 5 rrt_scatter "scatter binomial"
 expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving"
-# scan and exscan have no benchmark app: coll_check's blocking calls show their form.
+# Collectives without a benchmark app: coll_check's blocking calls show their form.
 if env RRT_LOG=trace timeout 120 "$RRUN" -n 3 "$top_builddir/tests/coll/coll_check" >/dev/null 2>"$log"; then
-  for want in "scan recursive_doubling" "exscan recursive_doubling"; do
+  for want in "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
+      "gatherv linear" "scatterv linear"; do
     if grep -q "coll: $want (direct) seq" "$log"; then
       echo "ok: coll_check at 3 ranks: $want (direct)"
     else
