@@ -3,6 +3,8 @@
 // costs is in selection.cc.
 #pragma once
 
+#include <vector>
+
 #include "runtime/coll/direct.h"
 #include "runtime/coll/task.h"
 
@@ -52,7 +54,9 @@ RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherBruckDirect);
 RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
+RRT_COLL_DIRECT(alltoallScatteredDirect);
 RRT_COLL_DIRECT(alltoallvPairwiseDirect);
+RRT_COLL_DIRECT(alltoallvScatteredDirect);
 RRT_COLL_DIRECT(gatherBinomialDirect);
 RRT_COLL_DIRECT(gathervLinearDirect);
 RRT_COLL_DIRECT(scatterBinomialDirect);
@@ -61,5 +65,17 @@ RRT_COLL_DIRECT(reduceScatterRecursiveHalvingDirect);
 RRT_COLL_DIRECT(scanRecursiveDoublingDirect);
 RRT_COLL_DIRECT(exscanRecursiveDoublingDirect);
 #undef RRT_COLL_DIRECT
+
+// What an alltoallv direct form sends from: the caller's buffer and send layout, or with
+// RRT_IN_PLACE a scratch copy of rbuf in the receive layout. alltoallvStart (in
+// alltoallv_pairwise.cc) sets it up and copies the rank's own block into place.
+struct AlltoallvSource {
+  const char* buf;
+  const std::vector<size_t>* offs;
+  const std::vector<size_t>* bytes;
+  const char* block(size_t to) const { return buf + (*offs)[to]; }
+  size_t blockBytes(size_t to) const { return (*bytes)[to]; }
+};
+Status alltoallvStart(Direct& d, const CollArgs& a, AlltoallvSource* src);
 
 }  // namespace rrt::coll

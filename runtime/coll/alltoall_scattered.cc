@@ -55,4 +55,30 @@ Task* makeAlltoallScattered(proto::Comm& c, CollArgs&& a) {
   return new AlltoallScattered(c, std::move(a));
 }
 
+// The task's messages, then one wait.
+Status alltoallScatteredDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const size_t b = a.blockBytes, total = static_cast<size_t>(p) * b;
+  char* out = static_cast<char*>(a.rbuf);
+  const char* in = static_cast<const char*>(a.sbuf);
+  if (inPlace(a.sbuf)) {
+    char* c = d.scratch(total);
+    if (!c) return Status::ErrNoMemory;
+    Direct::copy(c, out, total);
+    in = c;
+  }
+  if (b > 0) {
+    for (int s = 1; s < p; ++s) {
+      const int from = pairwiseFrom(r, s, p);
+      RRT_TRY(d.recv(from, out + static_cast<size_t>(from) * b, b));
+    }
+    for (int s = 1; s < p; ++s) {
+      const int to = pairwiseTo(r, s, p);
+      RRT_TRY(d.send(to, in + static_cast<size_t>(to) * b, b));
+    }
+  }
+  Direct::copy(out + static_cast<size_t>(r) * b, in + static_cast<size_t>(r) * b, b);
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

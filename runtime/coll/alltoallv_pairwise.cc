@@ -60,31 +60,33 @@ class AlltoallvPairwise final : public Task {
 
 Task* makeAlltoallvPairwise(proto::Comm& c, CollArgs&& a) { return new AlltoallvPairwise(c, std::move(a)); }
 
-// The task's steps in a row; its comments hold here too.
-Status alltoallvPairwiseDirect(Direct& d, const CollArgs& a) {
-  const int p = d.size(), r = d.rank();
-  const size_t ur = static_cast<size_t>(r);
-  char* out = static_cast<char*>(a.rbuf);
-  const char* in = static_cast<const char*>(a.sbuf);
-  const std::vector<size_t>* sendOffs = &a.sendOffs;
-  const std::vector<size_t>* sendBytes = &a.sendBytes;
+Status alltoallvStart(Direct& d, const CollArgs& a, AlltoallvSource* src) {
+  *src = {static_cast<const char*>(a.sbuf), &a.sendOffs, &a.sendBytes};
   if (inPlace(a.sbuf)) {
     size_t extent = 0;
-    for (size_t i = 0; i < static_cast<size_t>(p); ++i)
+    for (size_t i = 0; i < a.recvBytes.size(); ++i)
       extent = std::max(extent, a.recvOffs[i] + a.recvBytes[i]);
     char* c = d.scratch(extent);
     if (!c) return Status::ErrNoMemory;
-    Direct::copy(c, out, extent);
-    in = c;
-    sendOffs = &a.recvOffs;
-    sendBytes = &a.recvBytes;
+    Direct::copy(c, a.rbuf, extent);
+    *src = {c, &a.recvOffs, &a.recvBytes};
   }
-  Direct::copy(out + a.recvOffs[ur], in + (*sendOffs)[ur], a.recvBytes[ur]);
+  const size_t me = static_cast<size_t>(d.rank());
+  Direct::copy(static_cast<char*>(a.rbuf) + a.recvOffs[me], src->block(me), a.recvBytes[me]);
+  return Status::Ok;
+}
+
+// The task's steps in a row; its comments hold here too.
+Status alltoallvPairwiseDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  char* out = static_cast<char*>(a.rbuf);
+  AlltoallvSource src;
+  RRT_TRY(alltoallvStart(d, a, &src));
   for (int step = 1; step < p; ++step) {
     const size_t to = static_cast<size_t>(pairwiseTo(r, step, p));
     const size_t from = static_cast<size_t>(pairwiseFrom(r, step, p));
     RRT_TRY(d.recv(static_cast<int>(from), out + a.recvOffs[from], a.recvBytes[from]));
-    RRT_TRY(d.send(static_cast<int>(to), in + (*sendOffs)[to], (*sendBytes)[to]));
+    RRT_TRY(d.send(static_cast<int>(to), src.block(to), src.blockBytes(to)));
     RRT_TRY(d.wait());
   }
   return Status::Ok;

@@ -3,6 +3,7 @@
 // Cost: alpha + (sum of the blocks) beta at best, but all p-1 transfers compete for the
 // memory system at once. Wins for small blocks, where latency dominates. In place: the input is
 // copied aside first.
+
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -56,6 +57,23 @@ class AlltoallvScattered final : public Task {
 
 Task* makeAlltoallvScattered(proto::Comm& c, CollArgs&& a) {
   return new AlltoallvScattered(c, std::move(a));
+}
+
+// The task's messages, then one wait.
+Status alltoallvScatteredDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  char* out = static_cast<char*>(a.rbuf);
+  AlltoallvSource src;
+  RRT_TRY(alltoallvStart(d, a, &src));
+  for (int s = 1; s < p; ++s) {
+    const size_t from = static_cast<size_t>(pairwiseFrom(r, s, p));
+    RRT_TRY(d.recv(static_cast<int>(from), out + a.recvOffs[from], a.recvBytes[from]));
+  }
+  for (int s = 1; s < p; ++s) {
+    const size_t to = static_cast<size_t>(pairwiseTo(r, s, p));
+    RRT_TRY(d.send(static_cast<int>(to), src.block(to), src.blockBytes(to)));
+  }
+  return Status::Ok;
 }
 
 }  // namespace rrt::coll

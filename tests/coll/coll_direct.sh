@@ -43,22 +43,35 @@ expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursi
 expect 3 rrt_allgather "allgather bruck"
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
+expect 3 rrt_alltoall "alltoall scattered" RRT_COLL_ALLTOALL=scattered
 expect 5 rrt_gather "gather binomial"
 expect 5 rrt_scatter "scatter binomial"
 expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving"
 # Collectives without a benchmark app: coll_check's blocking calls show their form.
-if env RRT_LOG=trace timeout 120 "$RRUN" -n 3 "$top_builddir/tests/coll/coll_check" >/dev/null 2>"$log"; then
-  for want in "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
-      "gatherv linear" "scatterv linear"; do
+# expect_check NP "ALGORITHM-LINE"... -- [env...]
+expect_check() {
+  np=$1
+  shift
+  wants=
+  while [ "$1" != -- ]; do wants="$wants|$1"; shift; done
+  shift
+  if ! env RRT_LOG=trace "$@" timeout 120 "$RRUN" -n "$np" "$top_builddir/tests/coll/coll_check" \
+      >/dev/null 2>"$log"; then
+    echo "FAIL: coll_check at $np ranks did not pass:"; tail -5 "$log"; failed=1; return
+  fi
+  IFS='|'
+  for want in ${wants#|}; do
     if grep -q "coll: $want (direct) seq" "$log"; then
-      echo "ok: coll_check at 3 ranks: $want (direct)"
+      echo "ok: coll_check at $np ranks: $want (direct)"
     else
-      echo "FAIL: coll_check at 3 ranks: no 'coll: $want (direct)' line"; failed=1
+      echo "FAIL: coll_check at $np ranks: no 'coll: $want (direct)' line"; failed=1
     fi
   done
-else
-  echo "FAIL: coll_check at 3 ranks did not pass:"; tail -5 "$log"; failed=1
-fi
+  unset IFS
+}
+expect_check 3 "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
+  "gatherv linear" "scatterv linear" --
+expect_check 3 "alltoallv scattered" -- RRT_COLL_ALLTOALLV=scattered
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3
