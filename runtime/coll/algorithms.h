@@ -52,6 +52,7 @@ RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherBruckDirect);
+RRT_COLL_DIRECT(allgatherRingDirect);
 RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
 RRT_COLL_DIRECT(alltoallScatteredDirect);

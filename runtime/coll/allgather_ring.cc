@@ -42,4 +42,22 @@ class AllgatherRing final : public Task {
 
 Task* makeAllgatherRing(proto::Comm& c, CollArgs&& a) { return new AllgatherRing(c, std::move(a)); }
 
+// The task's steps in a row; its comments hold here too.
+Status allgatherRingDirect(Direct& d, const CollArgs& a) {
+  const int p = d.size(), r = d.rank();
+  const Blocks b = Blocks::of(a);
+  char* out = static_cast<char*>(a.rbuf);
+  const bool copyOwn = !inPlace(a.sbuf);
+  for (int step = 0; step < p - 1; ++step) {
+    const int sb = mod(r - step, p), rb = mod(r - step - 1, p);
+    const bool fromInput = step == 0 && copyOwn;
+    RRT_TRY(d.recv(ringLeft(r, p), out + b.off(rb), b.len(rb)));
+    RRT_TRY(d.send(ringRight(r, p), fromInput ? a.sbuf : out + b.off(sb), b.len(sb)));
+    if (fromInput) Direct::copy(out + b.off(r), a.sbuf, b.len(r));
+    RRT_TRY(d.wait());
+  }
+  if (p == 1 && copyOwn) Direct::copy(out + b.off(r), a.sbuf, b.len(r));
+  return Status::Ok;
+}
+
 }  // namespace rrt::coll

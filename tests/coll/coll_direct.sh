@@ -41,6 +41,7 @@ expect 3 rrt_allreduce "allreduce recursive_doubling"
 expect 2 rrt_allgather "allgather recursive_doubling"
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather bruck"
+expect 3 rrt_allgather "allgather ring" RRT_COLL_ALLGATHER=ring
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
 expect 3 rrt_alltoall "alltoall scattered" RRT_COLL_ALLTOALL=scattered
@@ -70,7 +71,7 @@ expect_check() {
   unset IFS
 }
 expect_check 3 "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
-  "gatherv linear" "scatterv linear" --
+  "gatherv linear" "scatterv linear" "allgatherv ring" --
 expect_check 3 "alltoallv scattered" -- RRT_COLL_ALLTOALLV=scattered
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
