@@ -1,6 +1,7 @@
 #!/bin/sh
 # The blocking collectives run their algorithm's direct form (runtime/coll/direct.h), not a
-# task: checked in the trace log of short benchmark runs, one per algorithm that has a form.
+# task: checked in the trace log of short benchmark runs, one per algorithm that has a form,
+# and of coll_check runs at 3 ranks for the collectives without a benchmark app.
 # What the forms compute is checked by coll_check (tests/coll/testlist: its blocking calls, with
 # the algorithms forced, at 1 to 16 ranks); their errors by tests/fault (coll-to-dead).
 top_builddir=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
