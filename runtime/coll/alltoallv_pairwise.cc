@@ -1,9 +1,6 @@
 // Alltoallv: pairwise exchange (as alltoall_pairwise.cc, per-pair counts and displacements).
 // Cost: (p-1) alpha + (sum of the blocks) beta, one partner per step: the default, robust for
 // any distribution of counts. In place: the input is copied aside first.
-#include <algorithm>
-#include <vector>
-
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -25,11 +22,7 @@ class AlltoallvPairwise final : public Task {
       if (step_ == 0) {
         if (inPlace(args_.sbuf)) {
           // In place: send from a copy of rbuf with the receive layout.
-          size_t extent = 0;
-          for (int i = 0; i < p; ++i) {
-            const size_t e = args_.recvOffs[static_cast<size_t>(i)] + args_.recvBytes[static_cast<size_t>(i)];
-            extent = e > extent ? e : extent;
-          }
+          const size_t extent = vectorExtent(args_.recvBytes, args_.recvOffs);
           char* c = scratch(extent);
           if (!c) return Status::ErrNoMemory;
           copy(c, out, extent);
@@ -63,9 +56,7 @@ Task* makeAlltoallvPairwise(proto::Comm& c, CollArgs&& a) { return new Alltoallv
 Status alltoallvStart(Direct& d, const CollArgs& a, AlltoallvSource* src) {
   *src = {static_cast<const char*>(a.sbuf), &a.sendOffs, &a.sendBytes};
   if (inPlace(a.sbuf)) {
-    size_t extent = 0;
-    for (size_t i = 0; i < a.recvBytes.size(); ++i)
-      extent = std::max(extent, a.recvOffs[i] + a.recvBytes[i]);
+    const size_t extent = vectorExtent(a.recvBytes, a.recvOffs);
     char* c = d.scratch(extent);
     if (!c) return Status::ErrNoMemory;
     Direct::copy(c, a.rbuf, extent);

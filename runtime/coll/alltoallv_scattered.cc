@@ -3,7 +3,6 @@
 // Cost: alpha + (sum of the blocks) beta at best, but all p-1 transfers compete for the
 // memory system at once. Wins for small blocks, where latency dominates. In place: the input is
 // copied aside first.
-
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
@@ -23,11 +22,7 @@ class AlltoallvScattered final : public Task {
     }
     const char* in = bytePtr(args_.sbuf);
     if (inPlace(args_.sbuf)) {
-      size_t extent = 0;
-      for (int i = 0; i < p; ++i) {
-        const size_t e = args_.recvOffs[static_cast<size_t>(i)] + args_.recvBytes[static_cast<size_t>(i)];
-        extent = e > extent ? e : extent;
-      }
+      const size_t extent = vectorExtent(args_.recvBytes, args_.recvOffs);
       char* c = scratch(extent);
       if (!c) return Status::ErrNoMemory;
       copy(c, out, extent);

@@ -86,6 +86,14 @@ struct CollArgs {
 
 inline bool inPlace(const void* p) { return p == RRT_IN_PLACE; }
 
+// The bytes a v-variant's layout spans: the largest offs[i] + bytes[i].
+inline size_t vectorExtent(const std::vector<size_t>& bytes, const std::vector<size_t>& offs) {
+  size_t e = 0;
+  for (size_t i = 0; i < bytes.size() && i < offs.size(); ++i)
+    if (offs[i] + bytes[i] > e) e = offs[i] + bytes[i];
+  return e;
+}
+
 // Posts the collective. See the contract above.
 Status start(proto::Comm& comm, CollArgs&& args, core::Request** out);
 // Blocking: the algorithm's direct form when it has one (direct.h), else start + wait +

@@ -1,19 +1,11 @@
 #include "runtime/coll/device_stage.h"
 
-#include <algorithm>
-
 #include "runtime/core/log.h"
 #include "runtime/gpu/gpu.h"
 
 namespace rrt::coll {
 
 namespace {
-
-size_t vectorExtent(const std::vector<size_t>& bytes, const std::vector<size_t>& offs) {
-  size_t e = 0;
-  for (size_t i = 0; i < bytes.size() && i < offs.size(); ++i) e = std::max(e, offs[i] + bytes[i]);
-  return e;
-}
 
 struct Mirror {
   void* user = nullptr;
