@@ -33,14 +33,20 @@ class AllreduceRabenseifner final : public Task {
             phase_ = Phase::ExtraResult;
             break;
           }
-          copy(acc, in, bytes);
+          // No copy of the input into the result: out of place, the partner's data lands in
+          // the result and the input is combined into it; with no partner, the first halving
+          // step sends from the input and receives the kept half straight into the result.
           if (!(tmp_ = scratch(bytes))) return Status::ErrNoMemory;
-          if (f.partner >= 0) RRT_TRY(recv(f.partner, tmp_, bytes));
+          if (!inPlace(args_.sbuf)) input_ = bytePtr(in);
+          if (f.partner >= 0) RRT_TRY(recv(f.partner, input_ ? acc : tmp_, bytes));
           phase_ = Phase::Folded;
           break;
         }
         case Phase::Folded:
-          if (f.partner >= 0) reduce(tmp_, acc, args_.count);
+          if (f.partner >= 0) {
+            reduce(input_ ? input_ : tmp_, acc, args_.count);
+            input_ = nullptr;  // acc holds the data now
+          }
           mask_ = f.p2 / 2;
           phase_ = Phase::Halving;
           if (mask_ == 0) phase_ = Phase::Unfold;
@@ -48,7 +54,8 @@ class AllreduceRabenseifner final : public Task {
           break;
         case Phase::Halving: {
           const int k = halvingKeepFirst(f.newRank, mask_);
-          reduce(tmp_, acc + off(k) * ts, off(k + mask_) - off(k));
+          reduce(input_ ? input_ + off(k) * ts : tmp_, acc + off(k) * ts, off(k + mask_) - off(k));
+          input_ = nullptr;
           mask_ >>= 1;
           if (mask_ > 0) {
             RRT_TRY(postHalving(f, off));
@@ -87,8 +94,9 @@ class AllreduceRabenseifner final : public Task {
     const size_t ts = args_.typeSize;
     const int peer = unfoldRank(f.newRank ^ mask_, f.rem);
     const int k = halvingKeepFirst(f.newRank, mask_), s = halvingSendFirst(f.newRank, mask_);
-    RRT_TRY(recv(peer, tmp_, (off(k + mask_) - off(k)) * ts));
-    return send(peer, bytePtr(args_.rbuf) + off(s) * ts, (off(s + mask_) - off(s)) * ts);
+    char* acc = bytePtr(args_.rbuf);
+    RRT_TRY(recv(peer, input_ ? acc + off(k) * ts : tmp_, (off(k + mask_) - off(k)) * ts));
+    return send(peer, (input_ ? input_ : acc) + off(s) * ts, (off(s + mask_) - off(s)) * ts);
   }
   template <typename Off>
   Status postDoubling(const Fold& f, Off off) {
@@ -103,6 +111,7 @@ class AllreduceRabenseifner final : public Task {
   enum class Phase { Start, Folded, Halving, Doubling, Unfold, ExtraResult, Done };
   Phase phase_ = Phase::Start;
   char* tmp_ = nullptr;
+  const char* input_ = nullptr;  // set while the data still lies in the input, not in rbuf
   int mask_ = 0;
 };
 

@@ -41,20 +41,27 @@ class ReduceRabenseifner final : public Task {
           }
           acc_ = isRoot ? bytePtr(args_.rbuf) : scratch(bytes);
           if (!acc_ || !(tmp_ = scratch(bytes))) return Status::ErrNoMemory;
-          copy(acc_, in, bytes);
-          if (f.partner >= 0) RRT_TRY(recv(f.partner, tmp_, bytes));
+          // No copy of the input into acc_ (as in allreduce_rabenseifner.cc): the partner's
+          // data, or the first halving step's kept half, lands in acc_ and the input is
+          // combined into it where it lies.
+          if (in != acc_) input_ = bytePtr(in);
+          if (f.partner >= 0) RRT_TRY(recv(f.partner, input_ ? acc_ : tmp_, bytes));
           phase_ = Phase::Folded;
           break;
         }
         case Phase::Folded:
-          if (f.partner >= 0) reduce(tmp_, acc_, args_.count);
+          if (f.partner >= 0) {
+            reduce(input_ ? input_ : tmp_, acc_, args_.count);
+            input_ = nullptr;
+          }
           mask_ = f.p2 / 2;
           phase_ = Phase::Halving;
           RRT_TRY(postHalving(f, off));
           break;
         case Phase::Halving: {
           const int k = halvingKeepFirst(f.newRank, mask_);
-          reduce(tmp_, acc_ + off(k) * ts, off(k + mask_) - off(k));
+          reduce(input_ ? input_ + off(k) * ts : tmp_, acc_ + off(k) * ts, off(k + mask_) - off(k));
+          input_ = nullptr;
           mask_ >>= 1;
           if (mask_ > 0) {
             RRT_TRY(postHalving(f, off));
@@ -100,13 +107,14 @@ class ReduceRabenseifner final : public Task {
     const size_t ts = args_.typeSize;
     const int peer = unfoldRank(f.newRank ^ mask_, f.rem);
     const int k = halvingKeepFirst(f.newRank, mask_), s = halvingSendFirst(f.newRank, mask_);
-    RRT_TRY(recv(peer, tmp_, (off(k + mask_) - off(k)) * ts));
-    return send(peer, acc_ + off(s) * ts, (off(s + mask_) - off(s)) * ts);
+    RRT_TRY(recv(peer, input_ ? acc_ + off(k) * ts : tmp_, (off(k + mask_) - off(k)) * ts));
+    return send(peer, (input_ ? input_ : acc_) + off(s) * ts, (off(s + mask_) - off(s)) * ts);
   }
   enum class Phase { Start, Folded, Halving, Gather, ExtraRootResult, Done };
   Phase phase_ = Phase::Start;
   char* acc_ = nullptr;
   char* tmp_ = nullptr;
+  const char* input_ = nullptr;  // set while the data still lies in the input, not in acc_
   int mask_ = 0;
 };
 
