@@ -11,7 +11,7 @@ RRT_TUNABLE(RndvCopyFrag,    "RNDV_COPY_FRAG",   "auto",  "fragment size of the 
 RRT_TUNABLE(ShmRingBytes,    "SHM_RING_BYTES",   "256K",  "bytes of each per-pair shared-memory ring")
 RRT_TUNABLE(ShmCma,          "SHM_CMA",          "auto",  "single-copy rendezvous by process_vm_readv: auto, on, off")
 RRT_TUNABLE(ShmCmaThreshold, "SHM_CMA_THRESHOLD","auto",  "smallest message moved by CMA on shared memory (bytes); below it the pipelined copy")
-RRT_TUNABLE(ShmCmaSplit,     "SHM_CMA_SPLIT",    "auto",  "smallest CMA get / put whose tail the peer moves while the caller moves the head (bytes; 0 = never); auto = 512K")
+RRT_TUNABLE(ShmCmaSplit,     "SHM_CMA_SPLIT",    "auto",  "smallest CMA get / put whose tail the peer moves while the caller moves the head (bytes; 0 = never); auto = 256K")
 RRT_TUNABLE(RmaDirectMin,    "RMA_DIRECT_MIN",   "auto",  "smallest contiguous put/get on a window moved by the transport's one-sided put/get straight to/from target memory (bytes; off = never); auto = RRT_SHM_CMA_THRESHOLD's value, 256K when that is auto")
 RRT_TUNABLE(TcpIf,           "TCP_IF",           "auto",  "interfaces/subnets for TCP, e.g. eth0,10.0.0.0/8 (^ in front excludes); auto = every up non-loopback interface, loopback when the job is on one node")
 RRT_TUNABLE(TcpTimeout,      "TCP_TIMEOUT",      "30",    "seconds a TCP connection may take to set up or stay without acknowledgement, or a peer's stripe streams stay silent while it owes them data, before the peer counts as failed")

@@ -43,6 +43,7 @@ expect 2 rrt_allgather "allgather recursive_doubling"
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather bruck"
 expect 3 rrt_allgather "allgather ring" RRT_COLL_ALLGATHER=ring
+expect 3 rrt_allgather "allgather scattered" RRT_COLL_ALLGATHER=scattered
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck"
 expect 3 rrt_alltoall "alltoall scattered" RRT_COLL_ALLTOALL=scattered
@@ -73,7 +74,8 @@ expect_check() {
 }
 expect_check 3 "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
   "gatherv linear" "scatterv linear" "allgatherv ring" --
-expect_check 3 "alltoallv scattered" -- RRT_COLL_ALLTOALLV=scattered
+expect_check 3 "alltoallv scattered" "allgatherv scattered" -- RRT_COLL_ALLTOALLV=scattered \
+  RRT_COLL_ALLGATHERV=scattered
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3

@@ -35,7 +35,8 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4, false), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allgather, 8, 4), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allgather, 8, 6), "bruck");
-  EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 6), "ring");
+  EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 6), "scattered");
+  EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 16), "ring");
   EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "linear");
   EXPECT_EQ(pick(CollKind::Bcast, 128 << 10, 4), "linear");
