@@ -25,7 +25,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/bcast_binomial.cc runtime/coll/bcast_linear.cc \
 	runtime/coll/bcast_scatter_allgather.cc \
 	runtime/coll/bcast_chain.cc runtime/coll/bcast_hierarchical.cc \
-	runtime/coll/reduce_binomial.cc runtime/coll/reduce_rabenseifner.cc \
+	runtime/coll/reduce_binomial.cc runtime/coll/reduce_linear.cc runtime/coll/reduce_rabenseifner.cc \
 	runtime/coll/allreduce_recursive_doubling.cc runtime/coll/allreduce_rabenseifner.cc \
 	runtime/coll/ring_pipeline.h runtime/coll/ring_pipeline.cc runtime/coll/allreduce_ring.cc \
 	runtime/coll/allreduce_hierarchical.cc \

@@ -64,6 +64,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log m) (alpha_r + n beta_r) + ceil(log q) (alpha_l + n beta_l), m nodes of q ranks"},
   {CK::Reduce,    "binomial",           makeReduceBinomial,             0,
    "ceil(log p) (alpha + n beta + n gamma)", reduceBinomialDirect},
+  {CK::Reduce,    "linear",             makeReduceLinear,               0,
+   "alpha + (p-1) n (beta + gamma) at the root", reduceLinearDirect},
   {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "recursive_doubling", makeAllreduceRecursiveDoubling, 0,
@@ -145,6 +147,10 @@ const Rule kRules[] = {
   {CK::Bcast,     MemType::Host, 4, 8,         RankClass::Any,     256*K, kInf,  "linear"},
   {CK::Bcast,     MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
+  // 4..8 ranks below 256K: linear, every non-root sends and leaves (4 ranks, 8 B-4K:
+  // 2.3-2.8 us, binomial 2.7-4.1; 8 ranks 2.5-3.5 / 5.6-8.9; 128K: 32 / 35 and 61 / 102).
+  // 3 ranks: binomial is already flat (0 <- 1, 0 <- 2).
+  {CK::Reduce,    MemType::Host, 4, 8,         RankClass::Any,     0,     256*K, "linear"},
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     64*K,  kInf,  "rabenseifner"},

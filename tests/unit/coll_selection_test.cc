@@ -39,6 +39,9 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Allgather, 1 << 20, 16), "ring");
   EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "linear");
+  EXPECT_EQ(pick(CollKind::Reduce, 8, 4), "linear");
+  EXPECT_EQ(pick(CollKind::Reduce, 8, 3), "binomial");
+  EXPECT_EQ(pick(CollKind::Reduce, 1 << 20, 4), "binomial");
   EXPECT_EQ(pick(CollKind::Bcast, 128 << 10, 4), "linear");
   EXPECT_EQ(pick(CollKind::Bcast, 512 << 10, 4), "linear");
   EXPECT_EQ(pick(CollKind::Bcast, 4 << 20, 8), "linear");
