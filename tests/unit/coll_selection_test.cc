@@ -40,6 +40,8 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::ReduceScatter, 8, 4, false), "reduce_scatterv");
   EXPECT_EQ(pick(CollKind::Barrier, 0, 7), "linear");
   EXPECT_EQ(pick(CollKind::Reduce, 8, 4), "linear");
+  EXPECT_EQ(pick(CollKind::Alltoall, 8, 4), "scattered");
+  EXPECT_EQ(pick(CollKind::Alltoall, 8, 9), "bruck");
   EXPECT_EQ(pick(CollKind::Reduce, 8, 3), "binomial");
   EXPECT_EQ(pick(CollKind::Reduce, 1 << 20, 4), "binomial");
   EXPECT_EQ(pick(CollKind::Bcast, 128 << 10, 4), "linear");
