@@ -157,18 +157,8 @@ void serveStripes(int lfd, std::vector<StripeConn>* conns, const Hello* reply, b
   }
 }
 
-// Closes with a reset (SO_LINGER 0) instead of a FIN: neither end keeps the connection in
-// TIME_WAIT. For the end of an input, once the transport has closed stream 0 (its FIN came):
-// at tens of thousands of inputs a run, TIME_WAIT connections took every ephemeral port of
-// loopback within 20 s, and connect() failed (EADDRNOTAVAIL) in the harness.
-void closeReset(int fd) {
-  const linger l{1, 0};
-  setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
-  close(fd);
-}
-
-void closeStripes(int* lfd, std::vector<StripeConn>* conns, bool reset = false) {
-  for (StripeConn& c : *conns) reset ? closeReset(c.fd) : (void)close(c.fd);
+void closeStripes(int* lfd, std::vector<StripeConn>* conns) {
+  for (StripeConn& c : *conns) close(c.fd);
   conns->clear();
   if (*lfd >= 0) close(*lfd);
   *lfd = -1;
@@ -406,8 +396,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, 0) > 0 && drainSaysClosed(fd)) closed = true;
   }
-  closeReset(fd);
-  closeStripes(&lfd, &stripes, true);
+  close(fd);
+  closeStripes(&lfd, &stripes);
   for (int i = 0; i < 4; ++i) tx->progress();  // reports the failure
 
   if (helloOk) {
