@@ -7,12 +7,20 @@
 // dominates. Any p, any op: the root combines x_0 op x_1 op ... op x_(p-1) (right to left, so
 // that the kernel's inout = in op inout keeps rank order).
 // Memory at the root: p n bytes of scratch (one slot per rank; the root's own slot holds a copy
-// of its input only when it is the last rank, whose data starts the combination).
+// of its input only when it is the last rank, whose data starts the combination). Out of place,
+// the last rank's message lands in rbuf itself, which then accumulates the result: no copy out.
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/patterns.h"
 
 namespace rrt::coll {
 namespace {
+
+// Where the combination runs, starting from x_(p-1): rbuf when it is free to take the last
+// rank's message (out of place, the root is not the last rank), else that rank's slot.
+char* accumulator(const CollArgs& a, int p, char* slots) {
+  if (!inPlace(a.sbuf) && a.root != p - 1) return static_cast<char*>(a.rbuf);
+  return slots + static_cast<size_t>(p - 1) * a.count * a.typeSize;
+}
 
 // Posts this rank's messages through post (a Task or a Direct): at the root a receive per other
 // rank into its slot of scratch, elsewhere the send of the input.
@@ -22,7 +30,8 @@ Status postLinear(const CollArgs& a, int r, int p, char* slots, Post&& post) {
   if (r != a.root) return post.send(a.root, a.sbuf, bytes);
   for (int s = 1; s < p; ++s) {
     const int from = fromRelative(s, a.root, p);
-    RRT_TRY(post.recv(from, slots + static_cast<size_t>(from) * bytes, bytes));
+    char* dst = from == p - 1 ? accumulator(a, p, slots) : slots + static_cast<size_t>(from) * bytes;
+    RRT_TRY(post.recv(from, dst, bytes));
   }
   return Status::Ok;
 }
@@ -32,11 +41,11 @@ template <typename Reduce, typename Copy>
 void combine(const CollArgs& a, int p, char* slots, Reduce&& reduce, Copy&& copy) {
   const size_t bytes = a.count * a.typeSize;
   const void* mine = inPlace(a.sbuf) ? a.rbuf : a.sbuf;
-  char* acc = slots + static_cast<size_t>(p - 1) * bytes;
+  char* acc = accumulator(a, p, slots);
   if (a.root == p - 1) copy(acc, mine, bytes);
   for (int i = p - 2; i >= 0; --i)
     reduce(i == a.root ? mine : slots + static_cast<size_t>(i) * bytes, acc, a.count);
-  copy(a.rbuf, acc, bytes);
+  copy(a.rbuf, acc, bytes);  // nothing when acc is rbuf
 }
 
 class ReduceLinear final : public Task {
