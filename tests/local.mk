@@ -34,4 +34,3 @@ EXTRA_DIST += tests/sanitizers/lsan.supp tests/sanitizers/tsan.supp
 # it leaves out, so a new test joins that pass without anyone adding it there.
 print-tests:
 	@for t in $(TESTS); do echo "$$t"; done
-.PHONY: print-tests

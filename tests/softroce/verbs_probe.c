@@ -307,18 +307,25 @@ int main(int argc, char **argv) {
   struct ibv_device *dev = NULL;
   for (int i = 0; list && i < n; i++)
     if (!dev_name || strcmp(ibv_get_device_name(list[i]), dev_name) == 0) { dev = list[i]; break; }
-  if (!dev) { printf("FAIL verbs_probe: no device %s\n", dev_name ? dev_name : ""); return 1; }
+  if (!dev) {
+    printf("FAIL verbs_probe: no device %s\n", dev_name ? dev_name : "");
+    ibv_free_device_list(list);
+    return 1;
+  }
   ctx = ibv_open_device(dev);
+  char name[64];
+  snprintf(name, sizeof name, "%s", ibv_get_device_name(dev));
+  ibv_free_device_list(list);  /* the opened context keeps its device (ibv_get_device_list(3)) */
   pd = ctx ? ibv_alloc_pd(ctx) : NULL;
   int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
   mr_a = pd ? ibv_reg_mr(pd, buf_a, sizeof buf_a, access) : NULL;
   mr_b = pd ? ibv_reg_mr(pd, buf_b, sizeof buf_b, access) : NULL;
   mr_small = pd ? ibv_reg_mr(pd, buf_b, 4096, access) : NULL;
   if (!mr_a || !mr_b || !mr_small || ibv_query_gid(ctx, 1, gid_index, &gid)) {
-    printf("FAIL verbs_probe: cannot open %s (pd, mr, gid %d)\n", ibv_get_device_name(dev), gid_index);
+    printf("FAIL verbs_probe: cannot open %s (pd, mr, gid %d)\n", name, gid_index);
     return 1;
   }
-  printf("DEVICE %s\n", ibv_get_device_name(dev));
+  printf("DEVICE %s\n", ibv_get_device_name(ctx->device));
   info();
   post_before_rts(IBV_QPS_INIT);
   post_before_rts(IBV_QPS_RTR);
