@@ -24,9 +24,11 @@ trap 'mh_teardown; rm -rf "$t"' EXIT
 mh_setup || { echo "FAIL: could not build the namespace hosts"; exit 1; }
 
 # waitfor SECONDS FILE REGEX [COUNT]: until FILE has COUNT lines matching REGEX (default 1).
+# FILE may not exist yet: the launcher's shell creates it after the fork, and a missing file
+# must count as no match (an empty count made `[` fail and ended the wait at once).
 waitfor() {
-  local start=$SECONDS
-  while [ "$(grep -cE "$3" "$2")" -lt "${4:-1}" ]; do
+  local start=$SECONDS n
+  while n=$(grep -cE "$3" "$2" 2>/dev/null); [ "${n:-0}" -lt "${4:-1}" ]; do
     [ $((SECONDS - start)) -ge "$1" ] && return 1
     sleep 0.2
   done
