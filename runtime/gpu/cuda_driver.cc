@@ -5,6 +5,7 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstring>
@@ -72,6 +73,25 @@ class CudaDriver final : public Driver {
     (void)managed;  // managed memory is device memory to us: moved with the driver's copies
     return Status::Ok;
   }
+
+  Status dmabuf(const void* addr, size_t len, int* fd, uint64_t* offset) override {
+    if (!getHandle_) return Status::ErrUnsupported;  // driver older than CUDA 11.7
+    // The range must be host-page aligned; the dma-buf starts at the aligned address.
+    const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    const uintptr_t start = a & ~(page - 1);
+    const uintptr_t end = (a + len + page - 1) & ~(page - 1);
+    RRT_TRY(context());
+    int out = -1;
+    RRT_TRY(check(getHandle_(&out, static_cast<CUdeviceptr>(start), end - start,
+                             CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+                  "cuMemGetHandleForAddressRange"));
+    *fd = out;
+    *offset = a - start;
+    return Status::Ok;
+  }
+  // Optional (CUDA 11.7 drivers on): resolved apart from the required entry points.
+  void setDmabufExport(void* fn) { getHandle_ = reinterpret_cast<GetHandleFn>(fn); }
 
   Status streamCreate(Stream* out) override {
     RRT_TRY(context());
@@ -216,6 +236,9 @@ class CudaDriver final : public Driver {
   bool kernelsFailed_ = false;
 #endif
 
+  using GetHandleFn = CUresult (*)(void*, CUdeviceptr, size_t, CUmemRangeHandleType,
+                                   unsigned long long);
+  GetHandleFn getHandle_ = nullptr;
   void* lib_;
   Api cu_;
   int devices_;
@@ -260,7 +283,9 @@ std::unique_ptr<Driver> loadCudaDriver(Status* why, const char** reason) {
   }
   *why = Status::Ok;
   *reason = "";
-  return std::make_unique<CudaDriver>(lib, api, count);
+  auto d = std::make_unique<CudaDriver>(lib, api, count);
+  d->setDmabufExport(dlsym(lib, "cuMemGetHandleForAddressRange"));
+  return d;
 }
 
 }  // namespace rrt::gpu

@@ -80,6 +80,14 @@ class Driver {
   virtual Status ipcOpen(const IpcHandle& h, void** base) = 0;
   virtual Status ipcClose(void* base) = 0;
 
+  // GPUDirect RDMA (cuMemGetHandleForAddressRange, DMA_BUF_FD): a dma-buf file descriptor that
+  // an RDMA device can register (ibv_reg_dmabuf_mr) for the device memory holding
+  // [addr, addr+len). *offset: where addr lies within the dma-buf. The caller owns the fd and
+  // closes it once registered. ErrUnsupported when the driver or device cannot export.
+  virtual Status dmabuf(const void* addr, size_t len, int* fd, uint64_t* offset) {
+    return Status::ErrUnsupported;
+  }
+
   // Device reductions (kernels.cu): inout[i] = in[i] op inout[i] over n base elements of type,
   // ordered on s. ErrUnsupported when the kernels are not built in or (op, type) has none.
   virtual Status reduce(int op, int type, const void* in, void* inout, size_t n, Stream s) = 0;

@@ -36,6 +36,11 @@ struct Mr {
   int access = 0;
   uint64_t iova = 0;  // remote and local addresses are in this space
   Pd* pd = nullptr;
+  char* local = nullptr;  // where the registered bytes are in this process
+  // A dma-buf MR (ibv_reg_dmabuf_mr): the device's own mapping of the dma-buf, unmapped at
+  // deregistration (the mapping holds the exporter's pages, as a NIC's attachment does).
+  void* dmabufMap = nullptr;
+  size_t dmabufMapLen = 0;
   // Pinning model (SOFTRDMA_PIN_CHECK=1): the page frames behind the MR at registration, as
   // hardware pins them. Empty when the check is off or the frames are unreadable.
   std::vector<uint64_t> frames;
@@ -44,7 +49,7 @@ struct Mr {
   // Local address of [iova, iova+len) or nullptr if out of bounds.
   char* translate(uint64_t address, uint64_t len) const {
     if (address < iova || len > ibv.length || address - iova > ibv.length - len) return nullptr;
-    return static_cast<char*>(ibv.addr) + (address - iova);
+    return local + (address - iova);
   }
 };
 

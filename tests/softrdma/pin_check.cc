@@ -91,7 +91,7 @@ bool framesChanged(const std::vector<uint64_t>& recorded, const void* base, cons
 
 bool Mr::pagesChanged(const char* local, uint64_t len) const {
   if (frames.empty()) return false;
-  if (!framesChanged(frames, ibv.addr, local, len)) return false;
+  if (!framesChanged(frames, this->local, local, len)) return false;
   fprintf(stderr,
           "softrdma: MR key 0x%x used after the pages under it changed since ibv_reg_mr "
           "(unmapped and remapped?): a NIC would move stale data; failing the access\n",

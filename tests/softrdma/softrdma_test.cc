@@ -5,6 +5,7 @@
 // refuses to run against any other libibverbs (it checks that the device is softrdma0).
 #include <infiniband/verbs.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -625,6 +626,46 @@ void run(bool a) {
     for (size_t i = 0; i < 64; ++i) CHECK(b[i] == pattern(i, 6));
   }
   barrier();
+
+  // dma-buf MRs (GPUDirect RDMA's registration): each side registers part of a memfd at an
+  // iova of its choosing (a "device address" with no CPU mapping); A reads B's into its own,
+  // then writes back; each checks the bytes through a mapping of its memfd.
+  stage("dma-buf MRs: RDMA READ and WRITE between two memfd-backed regions addressed by iova.");
+  {
+    constexpr size_t kDmaBytes = 256 << 10, kOffset = 4096 + 96;
+    const int fd = memfd_create("softrdma-test-dmabuf", MFD_CLOEXEC);
+    CHECK(fd >= 0 && ftruncate(fd, kDmaBytes + 8192) == 0);
+    auto* view = static_cast<unsigned char*>(
+        mmap(nullptr, kDmaBytes + 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    CHECK(view != MAP_FAILED);
+    const uint64_t iova = a ? 0x7e0000000000ull : 0x7d0000100000ull;
+    CHECK(!ibv_reg_dmabuf_mr(gPd, 0, kDmaBytes + 8193, iova, fd, kAllAccess));  // past the end
+    CHECK(!ibv_reg_dmabuf_mr(gPd, 0, 4096, iova, -1, kAllAccess));               // no fd
+    ibv_mr* dmr = ibv_reg_dmabuf_mr(gPd, kOffset, kDmaBytes, iova, fd, kAllAccess);
+    CHECK(dmr && reinterpret_cast<uintptr_t>(dmr->addr) == kOffset && dmr->length == kDmaBytes);
+    close(fd);  // the registration keeps the memory
+    if (!a)
+      for (size_t i = 0; i < kDmaBytes; ++i) view[kOffset + i] = pattern(i, 7);
+    put(MrInfo{iova, kDmaBytes, dmr->rkey});
+    MrInfo peerDma = get<MrInfo>();
+    ibv_qp* dq = connectedQp();
+    if (a) {
+      ibv_sge sge{iova + 10, kDmaBytes - 10, dmr->lkey};
+      CHECK(postSend(dq, IBV_WR_RDMA_READ, &sge, 1, 151, peerDma.addr + 10, peerDma.rkey) == 0);
+      expectWc(dq->send_cq, IBV_WC_SUCCESS, 151);
+      for (size_t i = 10; i < kDmaBytes; ++i) CHECK(view[kOffset + i] == pattern(i, 7));
+      for (size_t i = 0; i < 4096; ++i) view[kOffset + i] = pattern(i, 8);
+      ibv_sge back{iova, 4096, dmr->lkey};
+      CHECK(postSend(dq, IBV_WR_RDMA_WRITE, &back, 1, 152, peerDma.addr + 8192, peerDma.rkey) == 0);
+      expectWc(dq->send_cq, IBV_WC_SUCCESS, 152);
+    }
+    barrier();
+    if (!a)
+      for (size_t i = 0; i < 4096; ++i) CHECK(view[kOffset + 8192 + i] == pattern(i, 8));
+    barrier();
+    CHECK(ibv_dereg_mr(dmr) == 0);
+    munmap(view, kDmaBytes + 8192);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 // Exported verbs: protection domains and memory regions.
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -55,6 +57,7 @@ ibv_mr* registerMr(ibv_pd* ibvPd, void* addr, size_t length, uint64_t iova, unsi
   mr->ibv.context = ibvPd->context;
   mr->ibv.pd = ibvPd;
   mr->ibv.addr = addr;
+  mr->local = static_cast<char*>(addr);
   mr->ibv.length = length;
   uint32_t key = Registry::instance().allocKey();
   mr->ibv.lkey = mr->ibv.rkey = mr->ibv.handle = key;
@@ -100,6 +103,38 @@ ibv_mr* ibv_reg_mr_iova2(ibv_pd* pd, void* addr, size_t length, uint64_t iova, u
   return registerMr(pd, addr, length, iova, access);
 }
 
+// The device maps the dma-buf (here: any mmap-able fd, e.g. the memfd behind the fake CUDA
+// driver's device memory) and moves data through that mapping; remote and local addresses are
+// iova-based, as for hardware. ibv_mr.addr is the offset, as rdma-core sets it.
+ibv_mr* ibv_reg_dmabuf_mr(ibv_pd* pd, uint64_t offset, size_t length, uint64_t iova, int fd,
+                          int access) {
+  struct stat st;
+  if (length == 0 || fstat(fd, &st) != 0 || offset > static_cast<uint64_t>(st.st_size) ||
+      length > static_cast<uint64_t>(st.st_size) - offset) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t mapOff = offset & ~(page - 1);
+  const size_t mapLen = static_cast<size_t>(offset - mapOff + length);
+  void* map = mmap(nullptr, mapLen, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+                   static_cast<off_t>(mapOff));
+  if (map == MAP_FAILED) return nullptr;  // errno from mmap (ENODEV: not mappable)
+  ibv_mr* ibvMr = registerMr(pd, static_cast<char*>(map) + (offset - mapOff), length, iova,
+                             static_cast<unsigned>(access));
+  if (!ibvMr) {
+    const int e = errno;
+    munmap(map, mapLen);
+    errno = e;
+    return nullptr;
+  }
+  auto* mr = reinterpret_cast<Mr*>(ibvMr);
+  mr->dmabufMap = map;
+  mr->dmabufMapLen = mapLen;
+  ibvMr->addr = reinterpret_cast<void*>(static_cast<uintptr_t>(offset));
+  return ibvMr;
+}
+
 int ibv_dereg_mr(ibv_mr* ibvMr) {
   auto* mr = reinterpret_cast<Mr*>(ibvMr);
   Engine& engine = Engine::get();
@@ -108,6 +143,7 @@ int ibv_dereg_mr(ibv_mr* ibvMr) {
     engine.mrs_.erase(ibvMr->lkey);
     --mr->pd->users;
   }
+  if (mr->dmabufMap) munmap(mr->dmabufMap, mr->dmabufMapLen);
   delete mr;
   return 0;
 }

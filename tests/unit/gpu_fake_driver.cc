@@ -18,40 +18,58 @@ size_t pageRound(size_t n) {
 }  // namespace
 
 FakeDriver::~FakeDriver() {
-  for (auto& [base, a] : dev_) munmap(reinterpret_cast<void*>(base), a.mapped);
+  for (auto& [base, a] : dev_) {
+    munmap(reinterpret_cast<void*>(base), a.mapped);
+    close(a.fd);
+  }
   for (auto& [local, m] : mappings_) {
     if (m.zombie) free(reinterpret_cast<void*>(m.target));
     munmap(reinterpret_cast<void*>(local), m.mapped);
   }
 }
 
-void* FakeDriver::devAlloc(size_t bytes) {
-  // Whole 2 MiB-aligned chunks, like the driver's device address ranges: no host mapping ever
-  // shares a chunk with device memory (the memory-type cache relies on it).
-  constexpr size_t kChunk = size_t{2} << 20;
-  const size_t mapped = (pageRound(bytes ? bytes : 1) + kChunk - 1) / kChunk * kChunk;
-  void* raw = mmap(nullptr, mapped + kChunk, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) return nullptr;
-  const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t base = (r + kChunk - 1) / kChunk * kChunk;
-  if (base > r) munmap(raw, base - r);
-  if (r + kChunk > base) munmap(reinterpret_cast<void*>(base + mapped), r + kChunk - base);
-  dev_[base] = Alloc{bytes ? bytes : 1, mapped, nextId_++};
-  return reinterpret_cast<void*>(base);
-}
+// Whole 2 MiB-aligned chunks, like the driver's device address ranges: no host mapping ever
+// shares a chunk with device memory (the memory-type cache relies on it).
+constexpr size_t kChunk = size_t{2} << 20;
 
-void* FakeDriver::devAllocAt(void* at, size_t bytes) {
-  constexpr size_t kChunk = size_t{2} << 20;
+// A memfd of the allocation's size mapped PROT_NONE at `at` (exactly), or anywhere 2 MiB-aligned.
+void* FakeDriver::mapAlloc(void* at, size_t bytes) {
   const size_t mapped = (pageRound(bytes ? bytes : 1) + kChunk - 1) / kChunk * kChunk;
-  void* p = mmap(at, mapped, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  if (p != at) {
-    munmap(p, mapped);
+  const int fd = memfd_create("rrt-fake-device", MFD_CLOEXEC);
+  if (fd < 0) return nullptr;
+  if (ftruncate(fd, static_cast<off_t>(mapped)) != 0) {
+    close(fd);
     return nullptr;
   }
-  dev_[reinterpret_cast<uintptr_t>(p)] = Alloc{bytes ? bytes : 1, mapped, nextId_++};
+  uintptr_t base;
+  int where = MAP_FIXED_NOREPLACE;
+  if (at) {
+    base = reinterpret_cast<uintptr_t>(at);
+  } else {
+    void* raw = mmap(nullptr, mapped + kChunk, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) {
+      close(fd);
+      return nullptr;
+    }
+    const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
+    base = (r + kChunk - 1) / kChunk * kChunk;
+    if (base > r) munmap(raw, base - r);
+    if (r + kChunk > base) munmap(reinterpret_cast<void*>(base + mapped), r + kChunk - base);
+    where = MAP_FIXED;  // over our own reservation: no other mapping can slip in between
+  }
+  void* p = mmap(reinterpret_cast<void*>(base), mapped, PROT_NONE, MAP_SHARED | where, fd, 0);
+  if (p == MAP_FAILED || p != reinterpret_cast<void*>(base)) {
+    if (p != MAP_FAILED) munmap(p, mapped);
+    close(fd);
+    return nullptr;
+  }
+  dev_[base] = Alloc{bytes ? bytes : 1, mapped, nextId_++, fd};
   return p;
 }
+
+void* FakeDriver::devAlloc(size_t bytes) { return mapAlloc(nullptr, bytes); }
+
+void* FakeDriver::devAllocAt(void* at, size_t bytes) { return at ? mapAlloc(at, bytes) : nullptr; }
 
 void FakeDriver::devFree(void* p) {
   auto it = dev_.find(reinterpret_cast<uintptr_t>(p));
@@ -66,7 +84,21 @@ void FakeDriver::devFree(void* p) {
     m.zombie = true;
   }
   munmap(p, it->second.mapped);
+  close(it->second.fd);  // a dma-buf registered from it keeps the pages (its own fd reference)
   dev_.erase(it);
+}
+
+Status FakeDriver::dmabuf(const void* addr, size_t len, int* fd, uint64_t* offset) {
+  uintptr_t base;
+  const Alloc* a = find(reinterpret_cast<uintptr_t>(addr), &base);
+  if (!dmabufExport) return Status::ErrUnsupported;
+  if (!a || reinterpret_cast<uintptr_t>(addr) - base + len > a->bytes) return Status::ErrArg;
+  const int d = dup(a->fd);
+  if (d < 0) return Status::ErrTransport;
+  ++dmabufExports;
+  *fd = d;
+  *offset = reinterpret_cast<uintptr_t>(addr) - base;
+  return Status::Ok;
 }
 
 uintptr_t FakeDriver::translate(uintptr_t a, size_t n, bool* ok) const {

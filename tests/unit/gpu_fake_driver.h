@@ -1,5 +1,6 @@
-// A test double of gpu::Driver: "device memory" is host memory the CPU cannot touch (mmap'ed
-// PROT_NONE; the double opens it only inside its own copies), so a test fails with SIGSEGV if
+// A test double of gpu::Driver: "device memory" is host memory the CPU cannot touch (a memfd
+// mmap'ed PROT_NONE; the double opens it only inside its own copies; an RDMA device reaches it
+// through the memfd as its dma-buf, as a NIC reaches GPU memory through the exporter's pages), so a test fails with SIGSEGV if
 // rrt ever dereferences a device pointer. Copies are queued on the stream and run either at
 // once (auto mode) or when the test says (manual mode), so pipelines can be checked step by
 // step. Every call is counted; copies are logged.
@@ -43,6 +44,8 @@ class FakeDriver final : public Driver {
   bool failCopies = false;   // memcpyAsync returns ErrArg (a freed pointer)
   int failCopyAfter = -1;    // >= 0: that many more memcpyAsync succeed, then one fails
   bool failIpcOpen = false;  // ipcOpen returns ErrTransport
+  bool dmabufExport = true;  // dmabuf() exports (each allocation is a memfd: its dma-buf)
+  uint64_t dmabufExports = 0;
   bool failReduces = false;    // reduce (n > 0) returns ErrTransport
   bool reduceOnDevice = true;  // reduce implements the predefined ops (else ErrUnsupported)
   uint64_t reduces = 0, memAllocs = 0, memFrees = 0;
@@ -75,6 +78,7 @@ class FakeDriver final : public Driver {
   Status ipcGetHandle(const void* base, IpcHandle* out) override;
   Status ipcOpen(const IpcHandle& h, void** base) override;
   Status ipcClose(void* base) override;
+  Status dmabuf(const void* addr, size_t len, int* fd, uint64_t* offset) override;
   // The device kernels' semantics (kernels.cu) through the host kernels of runtime/coll, on
   // device memory; ordered with the copies (it runs when the queue before it has run).
   Status reduce(int op, int type, const void* in, void* inout, size_t n, Stream s) override;
@@ -93,7 +97,9 @@ class FakeDriver final : public Driver {
   struct Alloc {
     size_t bytes, mapped;
     uint64_t id;
+    int fd;  // the memfd behind the mapping (what dmabuf() hands out)
   };
+  void* mapAlloc(void* at, size_t bytes);
   struct Event_ {
     uint64_t waitFor = 0;  // copies issued before the record
   };
