@@ -108,6 +108,14 @@ int main(int argc, char** argv) {
                                                      rrt::memory::MemType::Cuda, 1, true)),
              rrt::gpu::protoName(rrt::gpu::protoFor(rrt::memory::MemType::Cuda,
                                                      rrt::memory::MemType::Cuda, 1 << 20, true)));
+      bool gdr = false;  // a transport that registers device memory (verbs: GPUDirect RDMA)
+      for (const auto& tx : rrt::proto::engine().transports())
+        gdr = gdr || (tx->caps().zcopyMemTypes & rrt::memory::memTypeBit(rrt::memory::MemType::Cuda));
+      printf("  device message path by size (other nodes): <= 64K %s, above %s\n",
+             rrt::gpu::protoName(rrt::gpu::protoFor(rrt::memory::MemType::Cuda,
+                                                     rrt::memory::MemType::Cuda, 1, false, gdr)),
+             rrt::gpu::protoName(rrt::gpu::protoFor(rrt::memory::MemType::Cuda,
+                                                     rrt::memory::MemType::Cuda, 1 << 20, false, gdr)));
     }
     printTunables();
     printf("point-to-point protocol by message size:\n");

@@ -17,6 +17,7 @@ librrtint_la_SOURCES = \
 	runtime/core/buffer_pool.h runtime/core/buffer_pool.cc \
 	runtime/memory/mem_type.h \
 	runtime/memory/reg_cache.h runtime/memory/reg_cache.cc \
+	runtime/memory/device_reg_cache.h runtime/memory/device_reg_cache.cc \
 	runtime/memory/release_hooks.h runtime/memory/release_hooks.cc \
 	runtime/transport/transport.h
 librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl

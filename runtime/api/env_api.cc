@@ -45,10 +45,12 @@ int rrt_init(int* argc, char*** argv) {
     RRT_WARN("rrt_init: called after rrt_finalize");
     return RRT_ERR_FINALIZED;
   }
-  Status st = proto::engine().init();
+  // GPU support first: a transport that registers device memory (verbs, GPUDirect RDMA) says
+  // so in its capabilities when it is created.
+  Status st = gpu::init();  // RRT_CUDA: loads libcuda when present (runtime/gpu/gpu.h)
   if (st == Status::Ok) {
-    st = gpu::init();  // RRT_CUDA: loads libcuda when present (runtime/gpu/gpu.h)
-    if (st != Status::Ok) proto::engine().finalize();
+    st = proto::engine().init();
+    if (st != Status::Ok) gpu::shutdown();
   }
   if (st != Status::Ok) {
     RRT_ERROR("rrt_init failed: %s", statusName(st));

@@ -40,6 +40,7 @@ RRT_TUNABLE(IbCompChannel,   "IB_COMP_CHANNEL",  "on",    "when verbs is the onl
 RRT_TUNABLE(IbRegCache,      "IB_REG_CACHE",     "on",    "cache verbs memory registrations (invalidated on munmap/mremap/madvise): on, off")
 RRT_TUNABLE(IbRegCacheBytes, "IB_REG_CACHE_BYTES","1G",   "most bytes the registration cache keeps registered (LRU beyond)")
 RRT_TUNABLE(IbRegCacheEntries,"IB_REG_CACHE_ENTRIES","1024","most registrations the cache keeps (LRU beyond)")
+RRT_TUNABLE(IbGdr,           "IB_GDR",           "auto",  "GPUDirect RDMA (register GPU memory with the RDMA device): auto (dmabuf, else peermem, off after the first refusal), dmabuf, peermem, off")
 RRT_TUNABLE(SpinCount,       "SPIN_COUNT",       "auto",  "idle polls before a waiting rank starts to yield the CPU (auto: more when ranks <= cores)")
 RRT_TUNABLE(Yield,           "YIELD",            "auto",  "yield the CPU while waiting: auto (when oversubscribed or after spinning), on, off")
 RRT_TUNABLE(Timeout,         "TIMEOUT",          "0",     "seconds a blocking call may wait without any progress before it fails with RRT_ERR_TIMEOUT (0 = never)")

@@ -142,7 +142,8 @@ void deviceFree(void* p) {
 }
 size_t bounceLimit() { return kBounceLimit; }
 
-Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, PointerInfo* info) {
+Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, bool transportZcopyCuda,
+                PointerInfo* info) {
   if (bytes <= kBounceLimit) return Proto::Bounce;
   if (refresh(buf, bytes, info) != memory::MemType::Cuda) return Proto::Host;
   ProtoInput in;
@@ -152,7 +153,7 @@ Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, Poi
   in.sameNode = sameNode;
   in.bounceLimit = kBounceLimit;
   in.ipcUsable = !selfPeer && config::boolOr(config::Tunable::CudaIpc, true);
-  in.transportZcopyCuda = false;  // no transport registers device memory yet
+  in.transportZcopyCuda = transportZcopyCuda;
   return selectProto(in);
 }
 
@@ -227,7 +228,8 @@ memory::MemType classifySlow(const void* p, size_t len) {
   return s.cache->classify(p, len);
 }
 
-Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sameNode) {
+Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sameNode,
+               bool transportZcopyCuda) {
   ProtoInput in;
   in.send = send;
   in.recv = recv;
@@ -235,7 +237,7 @@ Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sa
   in.sameNode = sameNode;
   in.bounceLimit = kBounceLimit;
   in.ipcUsable = config::boolOr(config::Tunable::CudaIpc, true);  // between two processes
-  in.transportZcopyCuda = false;  // no transport registers device memory yet
+  in.transportZcopyCuda = transportZcopyCuda;
   return selectProto(in);
 }
 

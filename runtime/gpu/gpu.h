@@ -53,14 +53,17 @@ void* hostBuffer(size_t bytes, size_t* capacity);
 void releaseHostBuffer(void* p, size_t capacity);
 
 // The path a message would take (see protocol.h; rrt_info and the tests).
-Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sameNode);
+Proto protoFor(memory::MemType send, memory::MemType recv, size_t bytes, bool sameNode,
+               bool transportZcopyCuda = false);
 
 // The path of a send from buf, classified device by isDevice(): Bounce up to the bounce limit;
 // above it the driver is asked once more (pointerInfo: the memory-type cache learns nothing when
 // the application frees device memory, so a large message, which may go by IPC, never trusts a
 // cached answer): Host when buf is no longer device memory (the cache is corrected), else Ipc
-// (same node, another process, RRT_CUDA_IPC on) or Pipelined. *info: the driver's answer.
-Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, PointerInfo* info);
+// (same node, another process, RRT_CUDA_IPC on), GdrRdma (the peer's transport registers device
+// memory: transportZcopyCuda) or Pipelined. *info: the driver's answer.
+Proto sendProto(const void* buf, size_t bytes, bool sameNode, bool selfPeer, bool transportZcopyCuda,
+                PointerInfo* info);
 // The same check for a receive buffer classified device: false when it is host memory after all.
 bool recvIsDevice(void* buf, size_t bytes);
 size_t bounceLimit();

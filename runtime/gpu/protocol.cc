@@ -8,7 +8,7 @@ Proto selectProto(const ProtoInput& in) {
   if (in.send == MemType::Host && in.recv == MemType::Host) return Proto::Host;
   if (in.bytes <= in.bounceLimit) return Proto::Bounce;
   if (in.sameNode && in.send == MemType::Cuda && in.ipcUsable) return Proto::Ipc;
-  if (!in.sameNode && in.transportZcopyCuda) return Proto::GdrRdma;
+  if (in.transportZcopyCuda) return Proto::GdrRdma;  // the transport to the peer decides
   return Proto::Pipelined;
 }
 

@@ -7,8 +7,9 @@
 //              stream, then the host protocol.
 //   Ipc        same node, the sender's buffer on a device: the receiver opens the sender's CUDA
 //              IPC handle (cached) and copies device-to-device (or device-to-host) itself.
-//   GdrRdma    across nodes, the transport registers device memory (GPUDirect RDMA): the host
-//              rendezvous moves the device buffer zero-copy.
+//   GdrRdma    the transport to the peer registers device memory (GPUDirect RDMA: verbs with
+//              dmabuf or peermem, usually across nodes): the host rendezvous moves the device
+//              buffer zero-copy, RDMA READ (or WRITE) straight between the two buffers.
 //   Pipelined  everything else: chunks of ~512 KiB - 4 MiB staged through pinned host memory,
 //              the copy of chunk i+1 overlapping the transfer of chunk i.
 #pragma once

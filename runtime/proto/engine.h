@@ -188,6 +188,7 @@ class Engine {
   void startPipeRecv(core::Request* r);
   static Status pipeTransfer(void* arg, size_t index, void* slot, size_t offset, size_t n);
   static bool pipeArrived(void* arg, size_t upTo);
+  Status registerRecv(Peer& p, core::Request* r);
   void issueGets(core::Request* r);
   void finishRecv(core::Request* r, Status s);
   void finishSend(core::Request* r, Status s);

@@ -12,16 +12,20 @@ using core::Request;
 namespace {
 
 // A send from device memory: small ones are staged whole (bounce); large ones go by CUDA IPC
-// to another process on this node, else by the pipelined rendezvous (gpu/rndv.h), with no
-// staging of the whole message.
+// to another process on this node, by GPUDirect RDMA where the peer's transport registers
+// device memory, else by the pipelined rendezvous (gpu/rndv.h), with no staging of the whole
+// message.
 Status startDeviceSend(Request* r) {
   const wireup::JobInfo& job = engine().job();
   const int me = engine().rank();
   const bool sameNode = static_cast<size_t>(r->peer) < job.nodeOf.size() &&
                         static_cast<size_t>(me) < job.nodeOf.size() &&
                         job.nodeOf[r->peer] == job.nodeOf[me];
+  const Peer* p = engine().peer(r->peer);
+  const bool gdr = p->tx && (p->tx->caps().zcopyMemTypes &
+                             memory::memTypeBit(memory::MemType::Cuda));
   gpu::PointerInfo info;
-  switch (gpu::sendProto(r->buf, r->bytes, sameNode, r->peer == me, &info)) {
+  switch (gpu::sendProto(r->buf, r->bytes, sameNode, r->peer == me, gdr, &info)) {
     case gpu::Proto::Host:
       return Status::Ok;  // the memory-type cache was stale: host memory after all
     case gpu::Proto::Bounce:
@@ -34,7 +38,7 @@ Status startDeviceSend(Request* r) {
       r->memType = memory::MemType::Cuda;  // not exported: the pipelined rendezvous
       return Status::Ok;
     }
-    default:
+    default:  // GdrRdma or Pipelined: Engine::startSend picks the rendezvous mode
       r->memType = memory::MemType::Cuda;
       return Status::Ok;
   }

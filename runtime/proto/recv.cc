@@ -246,7 +246,7 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
     memcpy(r->rkey, rkey, rts.rkeyLen);
     r->rndvMode = static_cast<uint8_t>(mode);
     if (p.tx->caps().flags & transport::kNeedsReg) {
-      Status st = p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      Status st = registerRecv(p, r);
       if (st != Status::Ok) mode = wire::RndvMode::Copy;
     }
     if (mode == wire::RndvMode::Get) {
@@ -268,7 +268,7 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
                                                                   : wire::RndvMode::Copy);
   if (mode == wire::RndvMode::Put) {
     if (p.tx->caps().flags & transport::kNeedsReg) {
-      Status st = p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      Status st = registerRecv(p, r);
       if (st != Status::Ok) msg.c.mode = static_cast<uint8_t>(wire::RndvMode::Copy);
     }
     if (msg.c.mode == static_cast<uint8_t>(wire::RndvMode::Put)) {
@@ -282,6 +282,21 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
   sendCtl(w, wire::kCts, &msg, sizeof msg.c + msg.c.rkeyLen);
   if (__builtin_expect(r->gpuStage != nullptr, 0) && r->phase == static_cast<uint8_t>(Phase::RecvData))
     startPipeRecv(r);
+}
+
+// The receive buffer of a zero-copy rendezvous, registered with the transport. A device receive
+// (staged through host memory by irecv) registers the device buffer itself where the transport
+// can (GPUDirect RDMA): the staging is dropped and the data lands on the device with no copy.
+// Where it cannot, the error sends the caller to the pipelined copy, as before GPUDirect.
+Status Engine::registerRecv(Peer& p, Request* r) {
+  void* dev = gpu::stagedUser(r);
+  if (!dev) return p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+  if (!(p.tx->caps().zcopyMemTypes & memory::memTypeBit(memory::MemType::Cuda)))
+    return Status::ErrUnsupported;
+  RRT_TRY(p.tx->memReg(dev, r->bytes, memory::MemType::Cuda, &r->memHandle));
+  gpu::dropStage(r);  // r->buf is the device buffer again
+  r->memType = memory::MemType::Cuda;
+  return Status::Ok;
 }
 
 void Engine::issueGets(Request* r) {
@@ -312,6 +327,16 @@ void Engine::issueGets(Request* r) {
       if (r->memHandle) {
         p.tx->memDereg(r->memHandle);
         r->memHandle = nullptr;
+      }
+      if (r->memType == memory::MemType::Cuda && !r->gpuStage) {
+        // The device buffer was registered (GPUDirect RDMA): the copy needs its staging back.
+        Status st = gpu::stageRecv(r);
+        if (st != Status::Ok) {
+          wire::FinHeader f{r->remoteId, static_cast<int32_t>(st), 0};
+          sendCtl(w, wire::kFin, &f, sizeof f);
+          finishRecv(r, st);
+          return;
+        }
       }
       startRndvRecv(r, rts, nullptr);
       return;

@@ -50,20 +50,32 @@ Status Engine::startSend(Request* r) {
   Peer* p = peer(r->peer);
   if (!p->tx || p->failed) return Status::ErrProcFailed;
   const PeerProto& pp = p->proto;
-  // A large device buffer that is not staged (gpu::sendProto chose Ipc or Pipelined): always a
-  // rendezvous, Ipc when the buffer was exported, else Copy fed by the device pipeline.
+  // A large device buffer that is not staged (gpu::sendProto chose Ipc, GdrRdma or Pipelined):
+  // always a rendezvous: Ipc when the buffer was exported; the transport's zero-copy mode when
+  // it registers device memory (GPUDirect RDMA); else Copy fed by the device pipeline.
   const bool deviceRndv = __builtin_expect(r->memType == memory::MemType::Cuda, 0) && !r->gpuStage;
   if (r->bytes <= pp.eagerLimit && !deviceRndv) {
     r->phase = static_cast<uint8_t>(Phase::EagerSend);
     if (r->flags & core::kSendSync) r->id = ids_.add(r);
   } else {
     auto mode = r->bytes >= pp.zcopyThreshold ? pp.zcopyMode : wire::RndvMode::Copy;
-    if (deviceRndv) mode = gpu::ipcSendRef(r) ? wire::RndvMode::Ipc : wire::RndvMode::Copy;
+    if (deviceRndv) {
+      const bool gdr = p->tx->caps().zcopyMemTypes & memory::memTypeBit(memory::MemType::Cuda);
+      mode = gpu::ipcSendRef(r) ? wire::RndvMode::Ipc
+             : gdr              ? pp.zcopyMode
+                                : wire::RndvMode::Copy;
+    }
     r->rndvMode = static_cast<uint8_t>(mode);
     r->id = ids_.add(r);
-    if (mode == wire::RndvMode::Get && (p->tx->caps().flags & transport::kNeedsReg)) {
+    // Registered now for Get; for Put also a device buffer, so that one the NIC cannot reach
+    // goes pipelined before the RTS commits the receiver to a put.
+    if ((mode == wire::RndvMode::Get || (deviceRndv && mode == wire::RndvMode::Put)) &&
+        (p->tx->caps().flags & transport::kNeedsReg)) {
       Status st = p->tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
-      if (st != Status::Ok) {
+      if (st != Status::Ok && deviceRndv) {
+        mode = wire::RndvMode::Copy;  // device memory the NIC cannot reach: pipelined
+        r->rndvMode = static_cast<uint8_t>(mode);
+      } else if (st != Status::Ok) {
         ids_.remove(r->id);
         return st;
       }

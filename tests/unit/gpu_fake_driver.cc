@@ -92,7 +92,7 @@ Status FakeDriver::dmabuf(const void* addr, size_t len, int* fd, uint64_t* offse
   uintptr_t base;
   const Alloc* a = find(reinterpret_cast<uintptr_t>(addr), &base);
   if (!dmabufExport) return Status::ErrUnsupported;
-  if (!a || reinterpret_cast<uintptr_t>(addr) - base + len > a->bytes) return Status::ErrArg;
+  if (!a || reinterpret_cast<uintptr_t>(addr) - base + len > pageRound(a->bytes)) return Status::ErrArg;
   const int d = dup(a->fd);
   if (d < 0) return Status::ErrTransport;
   ++dmabufExports;

@@ -41,12 +41,67 @@ struct Msg {
 // Rank 1: every message to it comes back to rank 0 from rank 1, at the next progress().
 class Loopback final : public transport::Transport {
  public:
-  explicit Loopback(FakeDriver* fake) : fake_(fake) {
+  // gdr: also one-sided get/put that move device memory (a GPUDirect RDMA transport), with
+  // registration required, as verbs.
+  Loopback(FakeDriver* fake, bool gdr) : fake_(fake) {
     caps_.flags = transport::kAmBcopy | transport::kOrdered;
     caps_.maxAm = 16384;
     caps_.zcopyMemTypes = memory::memTypeBit(memory::MemType::Host);
     caps_.eagerDefault = 4096;
+    if (gdr) {
+      caps_.flags |= transport::kGetZcopy | transport::kPutZcopy | transport::kNeedsReg;
+      caps_.maxZcopy = 1 << 20;
+      caps_.zcopyMemTypes |= memory::memTypeBit(memory::MemType::Cuda);
+    }
   }
+  // Registration as verbs does it: device memory only where the driver says so; a refusal
+  // (refuseDevice) turns the capability off.
+  Status memReg(void* addr, size_t len, memory::MemType type, transport::MemHandle** out) override {
+    *out = nullptr;
+    if (type == memory::MemType::Cuda) {
+      gpu::PointerInfo info;
+      fake_->pointerInfo(addr, &info);
+      if (info.type != memory::MemType::Cuda) return Status::ErrArg;
+      if (refuseDevice) {
+        caps_.zcopyMemTypes &= ~memory::memTypeBit(memory::MemType::Cuda);
+        return Status::ErrUnsupported;
+      }
+      ++deviceRegs;
+    }
+    auto* h = new transport::MemHandle;
+    h->addr = addr;
+    h->length = len;
+    ++liveRegs;
+    *out = h;
+    return Status::Ok;
+  }
+  void memDereg(transport::MemHandle* mh) override {
+    if (!mh) return;
+    --liveRegs;
+    delete mh;
+  }
+  size_t rkeyPack(const transport::MemHandle* mh, void* out) const override {
+    memcpy(out, &mh, sizeof mh);
+    return sizeof mh;
+  }
+  // Moves bytes between any two of host / device memory (the double's pages), at once.
+  Status get(int, void* local, size_t len, transport::MemHandle* lmh, uint64_t remote,
+             const void*, size_t, transport::Completion*) override {
+    if (!lmh) return Status::ErrArg;
+    if (refuseGets) return Status::ErrUnsupported;
+    ++gets;
+    move(local, reinterpret_cast<const void*>(remote), len);
+    return Status::Ok;
+  }
+  Status put(int, const void* local, size_t len, transport::MemHandle* lmh, uint64_t remote,
+             const void*, size_t, transport::Completion*) override {
+    if (!lmh) return Status::ErrArg;
+    ++puts;
+    move(reinterpret_cast<void*>(remote), local, len);
+    return Status::Ok;
+  }
+  int deviceRegs = 0, liveRegs = 0, gets = 0, puts = 0;
+  bool refuseDevice = false, refuseGets = false;
   const char* name() const override { return "loopback"; }
   const transport::Caps& caps() const override { return caps_; }
   Status address(std::vector<uint8_t>* blob) override {
@@ -90,6 +145,11 @@ class Loopback final : public transport::Transport {
   int refuse = 0;
 
  private:
+  void move(void* dst, const void* src, size_t n) {
+    std::vector<char> tmp(n);
+    fake_->devRead(tmp.data(), src, n);  // host memory: a plain copy
+    fake_->devWrite(dst, tmp.data(), n);
+  }
   FakeDriver* fake_;
   transport::Caps caps_;
   std::deque<Msg> queue_;
@@ -104,14 +164,14 @@ std::vector<char> pattern(size_t n, int seed) {
 class GpuRndv : public ::testing::Test {
  protected:
   // sameNode: IPC is possible; chunk: RRT_CUDA_CHUNK (0: auto).
-  void start(bool sameNode, size_t chunk = 0, bool ipc = true) {
+  void start(bool sameNode, size_t chunk = 0, bool ipc = true, bool gdr = false) {
     setenv("RRT_CUDA_IPC", ipc ? "on" : "off", 1);
     if (chunk) setenv("RRT_CUDA_CHUNK", std::to_string(chunk).c_str(), 1);
     else unsetenv("RRT_CUDA_CHUNK");
     config::reload();
     fake_ = new FakeDriver;
     gpu::installDriver(fake_);
-    loop_ = new Loopback(fake_);
+    loop_ = new Loopback(fake_, gdr);
     ASSERT_EQ(test::startRankZeroOfTwo("gpu-rndv", sameNode, loop_), Status::Ok);
     commInitPredefined(0, 2);
     world_ = commLookup(RRT_COMM_WORLD);
@@ -471,6 +531,95 @@ INSTANTIATE_TEST_SUITE_P(Kinds, GpuPipe,
                            return std::string(info.param.sendDev ? "D" : "H") + "to" +
                                   (info.param.recvDev ? "D" : "H");
                          });
+
+// ---- GPUDirect RDMA ----------------------------------------------------------------------
+
+// The peer's transport registers device memory: the host rendezvous moves device buffers by
+// one-sided get (or put) straight between the two buffers: no staging copy through the driver
+// on either side, the device buffers themselves registered, the RTS saying Cuda.
+TEST_F(GpuRndv, GdrMovesDeviceBuffersZeroCopyByGetOrPut) {
+  for (const char* mode : {"auto", "put"}) {
+    setenv("RRT_RNDV_PROTO", mode, 1);
+    start(false, 0, true, /*gdr=*/true);
+    for (int kind = 0; kind < 3; ++kind) {  // D->D, D->H, H->D
+      const bool sendDev = kind != 2, recvDev = kind != 1;
+      for (size_t n : {size_t{65537}, size_t{(3u << 20) + 3}}) {
+        SCOPED_TRACE(std::string(mode) + " kind " + std::to_string(kind) + " " + std::to_string(n));
+        std::vector<char> hs(n), hr(n, 0);
+        void* s = sendDev ? dev(n) : hs.data();
+        void* r = recvDev ? dev(n) : hr.data();
+        auto data = pattern(n, kind + static_cast<int>(n));
+        if (sendDev) fake_->devWrite(s, data.data(), n);
+        else memcpy(s, data.data(), n);
+        const size_t copies = fake_->log.size(), regs = loop_->deviceRegs;
+        const int moved = loop_->gets + loop_->puts;
+        Status ss, rs;
+        size_t got = 0;
+        xfer(s, n, r, n, &ss, &rs, &got);
+        EXPECT_EQ(ss, Status::Ok);
+        EXPECT_EQ(rs, Status::Ok);
+        EXPECT_EQ(got, n);
+        EXPECT_EQ(read(r, n, recvDev), data);
+        EXPECT_EQ(fake_->log.size(), copies) << "a driver copy: staged, not zero-copy";
+        EXPECT_EQ(loop_->deviceRegs, static_cast<int>(regs) + sendDev + recvDev);
+        EXPECT_GE(loop_->gets + loop_->puts, moved + 3 + (n > 65537 ? 0 : -2));
+        const wire::RtsHeader h = rtsSent().back();
+        EXPECT_EQ(h.memType, static_cast<uint8_t>(sendDev ? memory::MemType::Cuda
+                                                          : memory::MemType::Host));
+        EXPECT_EQ(h.mode, static_cast<uint8_t>(strcmp(mode, "put") ? wire::RndvMode::Get
+                                                                   : wire::RndvMode::Put));
+        EXPECT_EQ(loop_->liveRegs, 0) << "a registration not given back";
+      }
+    }
+    TearDown();
+  }
+  unsetenv("RRT_RNDV_PROTO");
+  config::reload();
+}
+
+// A transport that advertises GPUDirect but refuses the registration (no dmabuf, no
+// peermem): the message still arrives, by the pipelined copy, and later ones go pipelined at
+// once (the capability went with the refusal).
+TEST_F(GpuRndv, GdrRefusedFallsBackToThePipeline) {
+  start(false, 0, true, /*gdr=*/true);
+  loop_->refuseDevice = true;
+  const size_t n = (2u << 20) + 5;
+  void* s = dev(n);
+  void* r = dev(n);
+  auto data = pattern(n, 4);
+  fake_->devWrite(s, data.data(), n);
+  for (int i = 0; i < 2; ++i) {
+    const size_t copies = fake_->log.size();
+    Status ss, rs;
+    xfer(s, n, r, n, &ss, &rs);
+    EXPECT_EQ(ss, Status::Ok);
+    EXPECT_EQ(rs, Status::Ok);
+    EXPECT_EQ(read(r, n, true), data);
+    EXPECT_GT(fake_->log.size(), copies) << "no pipelined copies";
+    EXPECT_EQ(rtsSent().back().mode, static_cast<uint8_t>(wire::RndvMode::Copy));
+  }
+  EXPECT_EQ(loop_->deviceRegs, 0);
+  EXPECT_EQ(loop_->liveRegs, 0);
+}
+
+// The receiver registered its device buffer (staging dropped) but the get is refused: the
+// receive goes back to its host staging and takes the pipelined copy; the data is right.
+TEST_F(GpuRndv, GdrGetRefusedAfterRegistrationStagesAgain) {
+  start(false, 0, true, /*gdr=*/true);
+  loop_->refuseGets = true;
+  const size_t n = (1u << 20) + 7;
+  std::vector<char> hs(n);
+  auto data = pattern(n, 6);
+  memcpy(hs.data(), data.data(), n);
+  void* r = dev(n);
+  Status ss, rs;
+  xfer(hs.data(), n, r, n, &ss, &rs);
+  EXPECT_EQ(ss, Status::Ok);
+  EXPECT_EQ(rs, Status::Ok);
+  EXPECT_EQ(read(r, n, true), data);
+  EXPECT_EQ(loop_->deviceRegs, 1);
+  EXPECT_EQ(loop_->liveRegs, 0);
+}
 
 TEST_F(GpuRndv, PipelineOverlapsTheCopyOfTheNextChunkWithTheTransferOfThisOne) {
   start(false, kChunk);

@@ -24,8 +24,10 @@
 #include <vector>
 
 #include "runtime/core/config.h"
+#include "runtime/gpu/gpu.h"
 #include "runtime/transport/verbs/address.h"
 #include "runtime/transport/verbs/verbs_transport.h"
+#include "tests/unit/gpu_fake_driver.h"
 
 namespace rrt::transport::verbs {
 namespace {
@@ -82,9 +84,13 @@ void onFailed(void*, int peer, Status why) {
     }                                                                \
   } while (0)
 
+// The GPU of a rank when the test asks for one (runPair's fakeGpu): the driver double, whose
+// device memory the software RDMA device reaches as a dma-buf.
+gpu::test::FakeDriver* gFake = nullptr;
+
 // Runs body(rank, transport) in two forked ranks after wire-up; env set before create.
 void runPair(const std::vector<std::pair<const char*, const char*>>& env,
-             const std::function<void(Rank&, Transport&)>& body) {
+             const std::function<void(Rank&, Transport&)>& body, bool fakeGpu = false) {
   void* m = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(m, MAP_FAILED);
   gShared = new (m) Shared{};
@@ -108,6 +114,10 @@ void runPair(const std::vector<std::pair<const char*, const char*>>& env,
       ctx.amHandler = &onAm;
       ctx.peerFailed = &onFailed;
       ctx.lookup = &lookupShared;
+      if (fakeGpu) {
+        gFake = new gpu::test::FakeDriver;
+        gpu::installDriver(gFake);  // before create: the transport asks gpu::enabled()
+      }
       Status st;
       TransportPtr t = create(ctx, &st);
       CHILD_CHECK(t, "create: %s (is the software RDMA device on LD_LIBRARY_PATH?)", statusName(st));
@@ -451,6 +461,132 @@ TEST(VerbsTransport, GetAndPutThroughRegisteredMemory) {
     }
     t.memDereg(lmh);
     t.memDereg(mh);
+  });
+}
+
+// Moves n bytes with get (op 0) or put (op 1) in maxZcopy chunks, waiting for all.
+void rdmaAll(Transport& t, int op, int peer, void* local, size_t n, MemHandle* lmh) {
+  Done d;
+  d.fn = &onDone;
+  const size_t chunk = t.caps().maxZcopy;
+  int issued = 0;
+  for (size_t off = 0; off < n;) {
+    const size_t len = std::min(chunk, n - off);
+    char* l = static_cast<char*>(local) + off;
+    const uint64_t remote = gShared->addr[peer] + off;
+    Status st = op == 0 ? t.get(peer, l, len, lmh, remote, gShared->rkey[peer],
+                                gShared->rkeyLen[peer], &d)
+                        : t.put(peer, l, len, lmh, remote, gShared->rkey[peer],
+                                gShared->rkeyLen[peer], &d);
+    if (st == Status::NoResource) {
+      t.progress();
+      continue;
+    }
+    CHILD_CHECK(st == Status::InProgress, "%s: %s", op ? "put" : "get", statusName(st));
+    off += len;
+    ++issued;
+  }
+  progressUntil(t, [&] { return d.fired == issued; });
+  CHILD_CHECK(d.last == Status::Ok, "%s failed: %s", op ? "put" : "get", statusName(d.last));
+}
+
+void shareRegion(int rank, void* addr, Transport& t, MemHandle* mh) {
+  gShared->addr[rank] = reinterpret_cast<uint64_t>(addr);
+  gShared->rkeyLen[rank] = static_cast<uint32_t>(t.rkeyPack(mh, gShared->rkey[rank]));
+  CHILD_CHECK(gShared->rkeyLen[rank] > 0, "rkey");
+}
+
+std::vector<uint8_t> devBytes(const void* dev, size_t n) {
+  std::vector<uint8_t> v(n);
+  gFake->devRead(v.data(), dev, n);
+  return v;
+}
+
+// GPUDirect RDMA: device memory (the driver double's, which the CPU cannot touch) registered
+// through its dma-buf, read and written by the peer zero-copy, device to device; the whole
+// allocation is registered once and reused; an allocation freed and made again at the same
+// address is registered anew, so the peer reads the new bytes, never the old pages.
+TEST(VerbsTransport, GpuMemoryThroughDmabuf) {
+  runPair({{"RRT_IB_MAX_ZCOPY", "256K"}}, [](Rank& me, Transport& t) {
+    const int peer = 1 - me.rank;
+    CHILD_CHECK(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda), "no Cuda zero-copy");
+    CHILD_CHECK(t.describe().find("gdr=auto") != std::string::npos, "%s", t.describe().c_str());
+    const size_t n = (size_t{1} << 20) + 100;
+    void* dev = gFake->devAlloc(n);
+    gFake->devWrite(dev, pattern(n, me.rank + 1).data(), n);
+    MemHandle* mh = nullptr;
+    CHILD_CHECK(t.memReg(dev, n, MemType::Cuda, &mh) == Status::Ok && mh, "memReg device");
+    CHILD_CHECK(t.describe().find("gdr=dmabuf") != std::string::npos, "%s", t.describe().c_str());
+    std::vector<uint8_t> host(64);
+    MemHandle* wrong = nullptr;
+    CHILD_CHECK(t.memReg(host.data(), host.size(), MemType::Cuda, &wrong) == Status::ErrArg &&
+                    !wrong, "host memory registered as device memory");
+    CHILD_CHECK(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda), "bad input turned GDR off");
+    shareRegion(me.rank, dev, t, mh);
+    barrier(2);
+    void* mine = gFake->devAlloc(n);
+    MemHandle* lmh = nullptr;
+    CHILD_CHECK(t.memReg(mine, n, MemType::Cuda, &lmh) == Status::Ok, "memReg local device");
+    if (me.rank == 0) {
+      rdmaAll(t, 0, peer, mine, n, lmh);  // READ: peer's device memory -> ours
+      CHILD_CHECK(devBytes(mine, n) == pattern(n, peer + 1), "READ into device memory wrong");
+      gFake->devWrite(mine, pattern(n, 5).data(), n);
+      rdmaAll(t, 1, peer, mine, n, lmh);  // WRITE: ours -> peer's device memory
+    }
+    barrier(3);
+    if (me.rank == 1) CHILD_CHECK(devBytes(dev, n) == pattern(n, 5), "WRITE into device memory wrong");
+    // Registered again: the cached registration of the same allocation, no new export.
+    const uint64_t exports = gFake->dmabufExports;
+    MemHandle* again = nullptr;
+    CHILD_CHECK(t.memReg(static_cast<char*>(mine) + 4096, 8192, MemType::Cuda, &again) == Status::Ok &&
+                    again == lmh && gFake->dmabufExports == exports, "no cache hit");
+    t.memDereg(again);
+    barrier(4);
+    if (me.rank == 1) {
+      // Free and allocate again at the same address, with other bytes.
+      t.memDereg(mh);
+      gFake->devFree(dev);
+      CHILD_CHECK(gFake->devAllocAt(dev, n) == dev, "devAllocAt");
+      gFake->devWrite(dev, pattern(n, 9).data(), n);
+      CHILD_CHECK(t.memReg(dev, n, MemType::Cuda, &mh) == Status::Ok, "memReg after realloc");
+      CHILD_CHECK(gFake->dmabufExports == exports + 1, "the new allocation was not registered anew");
+      shareRegion(me.rank, dev, t, mh);
+    }
+    barrier(5);
+    if (me.rank == 0) {
+      rdmaAll(t, 0, peer, mine, n, lmh);
+      CHILD_CHECK(devBytes(mine, n) == pattern(n, 9), "stale device pages read");
+    }
+    barrier(6);
+    t.memDereg(lmh);
+    t.memDereg(mh);
+  }, /*fakeGpu=*/true);
+}
+
+// RRT_IB_GDR=off never registers device memory; auto turns itself off at the first refusal
+// (here: a driver that cannot export, and ibv_reg_mr on device memory fails as without
+// nvidia-peermem), and the capability goes with it, so the protocol pipelines instead.
+TEST(VerbsTransport, GpuMemoryRefusedOrOff) {
+  runPair({{"RRT_IB_GDR", "off"}}, [](Rank& me, Transport& t) {
+    CHILD_CHECK(!(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda)), "Cuda with GDR off");
+    void* dev = gFake->devAlloc(4096);
+    MemHandle* mh = nullptr;
+    CHILD_CHECK(t.memReg(dev, 4096, MemType::Cuda, &mh) == Status::ErrUnsupported && !mh, "reg");
+    CHILD_CHECK(gFake->dmabufExports == 0, "exported with GDR off");
+  }, /*fakeGpu=*/true);
+  runPair({}, [](Rank& me, Transport& t) {
+    gFake->dmabufExport = false;
+    CHILD_CHECK(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda), "auto: no Cuda");
+    void* dev = gFake->devAlloc(4096);
+    MemHandle* mh = nullptr;
+    CHILD_CHECK(t.memReg(dev, 4096, MemType::Cuda, &mh) == Status::ErrUnsupported && !mh, "reg");
+    CHILD_CHECK(!(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda)), "still Cuda");
+    CHILD_CHECK(t.describe().find("gdr=off (device memory registration refused") != std::string::npos,
+                "%s", t.describe().c_str());
+  }, /*fakeGpu=*/true);
+  runPair({}, [](Rank& me, Transport& t) {  // no GPU: nothing to register
+    CHILD_CHECK(!(t.caps().zcopyMemTypes & memory::memTypeBit(MemType::Cuda)), "Cuda without GPU");
+    CHILD_CHECK(t.describe().find("gdr=off") != std::string::npos, "%s", t.describe().c_str());
   });
 }
 

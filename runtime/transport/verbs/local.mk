@@ -7,6 +7,7 @@ librrtint_la_SOURCES += \
 	runtime/transport/verbs/qp.h runtime/transport/verbs/qp.cc \
 	runtime/transport/verbs/bounce_pool.h runtime/transport/verbs/bounce_pool.cc \
 	runtime/transport/verbs/eager_classes.h runtime/transport/verbs/eager_classes.cc \
+	runtime/transport/verbs/mr.h runtime/transport/verbs/gdr.h runtime/transport/verbs/gdr.cc \
 	runtime/transport/verbs/verbs_transport.h runtime/transport/verbs/verbs_transport.cc
 librrtint_la_LIBADD += $(VERBS_LIBS)
 if HAVE_RDMACM
@@ -17,7 +18,7 @@ endif HAVE_VERBS
 # The transport's unit test runs over the software RDMA device (tests/softrdma/verbs_unit.sh).
 if HAVE_VERBS
 check_PROGRAMS += tests/unit/verbs_test
-tests_unit_verbs_test_SOURCES = tests/unit/verbs_transport_test.cc
+tests_unit_verbs_test_SOURCES = tests/unit/verbs_transport_test.cc tests/unit/gpu_fake_driver.cc
 tests_unit_verbs_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_verbs_test_LDADD = $(UNIT_LDADD)
 EXTRA_tests_unit_verbs_test_DEPENDENCIES = $(SOFTRDMA_LIB)

@@ -25,6 +25,8 @@
 #include "runtime/transport/verbs/bounce_pool.h"
 #include "runtime/transport/verbs/device.h"
 #include "runtime/transport/verbs/eager_classes.h"
+#include "runtime/transport/verbs/gdr.h"
+#include "runtime/transport/verbs/mr.h"
 #include "runtime/transport/verbs/qp.h"
 #ifdef RRT_HAVE_RDMACM
 #include "runtime/transport/verbs/rdmacm.h"
@@ -57,12 +59,6 @@ int64_t coarseMs() {
   clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
-
-// A memory registration: the cache's handle and the transport's MemHandle in one.
-struct VerbsMr final : MemHandle {
-  ibv_mr* mr = nullptr;
-  memory::RegEntry* entry = nullptr;
-};
 
 // One posted send work request, retired in order.
 struct TxSlot {
@@ -223,6 +219,7 @@ class VerbsTransport final : public Transport, public memory::RegDomain, public 
   std::unordered_map<uint32_t, int> qpnToPeer_;
   std::vector<int> creditDue_;
   std::unique_ptr<memory::RegCache> regCache_;
+  std::unique_ptr<GdrRegistrations> gdr_;  // GPU memory (GPUDirect RDMA)
   uint32_t maxInline_ = ~0u;  // the smallest any QP granted
   uint32_t maxReads_ = 1;
   size_t cqDepth_ = 0;
@@ -248,6 +245,7 @@ VerbsTransport::~VerbsTransport() {
   rdmacm_.reset();  // its ids first (a connected one tells the peer), then our QPs
 #endif
   regCache_.reset();  // deregisters while the PD lives
+  gdr_.reset();
   for (PeerState& p : peers_)
     for (QpState& q : p.q)
       if (q.qp) ibv_destroy_qp(q.qp);
@@ -398,6 +396,8 @@ Status VerbsTransport::init() {
   lim.maxBytes = config::sizeOr(config::Tunable::IbRegCacheBytes, size_t{1} << 30);
   lim.maxEntries = std::max<uint64_t>(1, config::sizeOr(config::Tunable::IbRegCacheEntries, 1024));
   regCache_ = std::make_unique<memory::RegCache>(this, lim);
+  gdr_ = std::make_unique<GdrRegistrations>();
+  gdr_->init(dev_.pd, lim.maxEntries);
 
   const uint64_t maxMsg = dev_.portAttr.max_msg_sz ? dev_.portAttr.max_msg_sz : (1ull << 31);
   caps_.flags = kAmBcopy | kGetZcopy | kPutZcopy | kOrdered | kNeedsReg | kPutDelivered |
@@ -407,7 +407,8 @@ Status VerbsTransport::init() {
   caps_.maxZcopy = std::min<uint64_t>(
       maxMsg, config::sizeOr(config::Tunable::IbMaxZcopy, kDefaultMaxZcopy));
   caps_.maxZcopy = std::max<size_t>(caps_.maxZcopy, 4096);
-  caps_.zcopyMemTypes = memory::memTypeBit(MemType::Host);
+  caps_.zcopyMemTypes = memory::memTypeBit(MemType::Host) |
+                        (gdr_->on() ? memory::memTypeBit(MemType::Cuda) : 0u);
   caps_.latencyUs = 2.0;
   caps_.bandwidthMBs = dev_.portMBs();
   caps_.eagerDefault = std::min<size_t>(8192, caps_.maxAm - 32);
@@ -518,13 +519,14 @@ std::string VerbsTransport::describe() const {
   snprintf(buf, sizeof buf,
            "device=%s port=%u link=%s lid=%u gid_index=%d mtu=%s peers=%d qps=%d eager_classes=[%s] "
            "send_bufs=%zu x %zuB bounce_memory=%.1fKiB tx_depth=%u inline=%s max_rd=%u cq=%zu "
-           "reg_cache=%s cm=%s",
+           "reg_cache=%s gdr=%s cm=%s",
            dev_.name.c_str(), dev_.port, dev_.roce ? "ethernet(RoCE)" : "infiniband",
            dev_.portAttr.lid, dev_.gidIndex, mtuName(dev_.portAttr.active_mtu), served_,
            served_ * classes_.n, cls.c_str(), sendPool_.count(), sendPool_.bufBytes(),
            static_cast<double>(bounce) / 1024.0, qs_.sendDepth,
            maxInline_ == ~0u ? "(no QP yet)" : std::to_string(maxInline_).c_str(), maxReads_, cqDepth_,
-           config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off", cmName().c_str());
+           config::boolOr(config::Tunable::IbRegCache, true) ? "on" : "off", gdr_->describe(),
+           cmName().c_str());
   return buf;
 }
 
@@ -1107,6 +1109,13 @@ void VerbsTransport::dereg(void* handle) {
 
 Status VerbsTransport::memReg(void* addr, size_t len, MemType type, MemHandle** out) {
   *out = nullptr;
+  if (type == MemType::Cuda) {
+    VerbsMr* v = nullptr;
+    Status st = gdr_->get(addr, len, &v);
+    if (!gdr_->on()) caps_.zcopyMemTypes &= ~memory::memTypeBit(MemType::Cuda);  // refused
+    if (st == Status::Ok) *out = v;
+    return st;
+  }
   if (type != MemType::Host) return Status::ErrUnsupported;
   memory::RegEntry* e = nullptr;
   RRT_TRY(regCache_->get(addr, len, &e));
@@ -1117,7 +1126,13 @@ Status VerbsTransport::memReg(void* addr, size_t len, MemType type, MemHandle** 
 }
 
 void VerbsTransport::memDereg(MemHandle* mh) {
-  if (mh) regCache_->put(static_cast<VerbsMr*>(mh)->entry);
+  auto* v = static_cast<VerbsMr*>(mh);
+  if (!v) return;
+  if (v->device) {
+    gdr_->put(v);
+  } else {
+    regCache_->put(v->entry);
+  }
 }
 
 size_t VerbsTransport::rkeyPack(const MemHandle* mh, void* out) const {
