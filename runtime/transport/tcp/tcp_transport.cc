@@ -38,6 +38,7 @@ constexpr int kMaxIov = 64;
 constexpr size_t kMaxIncoming = 64;                    // unauthenticated sockets at once
 constexpr size_t kStripeAlign = 4096;                  // stripe parts start on page boundaries
 constexpr size_t kStripeOps = 256;                     // striped puts in flight per transport
+constexpr uint32_t kEpollEvery = 4;  // one-peer fast path: epoll_wait on every 4th progress()
 const char kFallbackSecretKey[] = "rrt.tcp.secret";  // published by rank 0 when rrun gave none
 static_assert(kSecretBytes == wireup::kSecretBytes, "one secret size");
 
@@ -198,6 +199,7 @@ class TcpTransport final : public Transport {
   }
 
   int progress() override;
+  bool soloQuiet(const Peer& p) const;
   bool flushed() const override {
     for (const Peer& p : peers_) {
       if (p.state == State::Dead) continue;
@@ -273,6 +275,9 @@ class TcpTransport final : public Transport {
   int stalls_ = 0;              // peers whose stream 0 is stalled at a stripe mark
   int handshakes_ = 0;          // peers and stripes in Connecting/HelloSent/AwaitIncoming +
                                 // incoming sockets
+  int established_ = 0;         // peers in Established
+  int solo_ = -1;               // the established peer when there is exactly one
+  uint32_t directCalls_ = 0;    // progress() calls on the one-peer fast path (soloRead)
   uint32_t streams_ = 1;        // RRT_TCP_STREAMS
   size_t stripeMin_ = 0;        // smallest put that is striped
   std::vector<StripeOp> stripeOps_;
@@ -610,6 +615,7 @@ void TcpTransport::establish(Peer& p, int fd, bool opener, uint32_t peerStreams)
   p.main.fd = fd;
   p.route = connectionRoute(fd);
   p.state = State::Established;
+  solo_ = ++established_ == 1 ? p.rank : -1;
   p.rx.resize(kRxBytes);
   p.rxHead = p.rxTail = 0;
   p.main.wantOut = false;
@@ -1353,10 +1359,35 @@ void TcpTransport::memDereg(MemHandle* mh) {
 
 // ---- progress and failures ------------------------------------------------------------------
 
+// The one-peer fast path (two-rank jobs; the ping-pong of a latency test): stream 0 of the only
+// peer is read directly. A recv that finds nothing costs what epoll_wait costs, and a message it
+// finds saves the epoll_wait that would have come before the recv: one system call of the three
+// a message took (epoll_wait, recv, send). epoll_wait still runs on every kEpollEvery-th call
+// (accepts from other ranks, errors), and on every call while anything else may need it: output
+// waiting for EPOLLOUT, stripe streams busy or connecting, handshakes.
+bool TcpTransport::soloQuiet(const Peer& p) const {
+  if (p.stalled || p.main.wantOut || handshakes_ > 0) return false;
+  for (const Stripe& st : p.stripes)
+    if (st.state != State::Established || st.link.wantOut || st.link.putLeft || st.hdrGot)
+      return false;
+  return true;
+}
+
 int TcpTransport::progress() {
   if (polling_) return 0;
   polling_ = true;
   int events = 0;
+  if (solo_ >= 0) {
+    Peer& p = peers_[static_cast<size_t>(solo_)];
+    if (p.state == State::Established && soloQuiet(p)) {
+      events = readPeer(p);
+      if (++directCalls_ % kEpollEvery != 0 && p.state == State::Established) {
+        if (__builtin_expect(!failed_.empty(), 0)) events += reportFailures();
+        polling_ = false;
+        return events;
+      }
+    }
+  }
   epoll_event evs[kMaxEvents];
   const int n = epoll_wait(epfd_, evs, kMaxEvents, 0);
   for (int i = 0; i < n; ++i) {
@@ -1409,6 +1440,12 @@ int TcpTransport::progress() {
 
 void TcpTransport::markDead(Peer& p, Status why) {
   if (p.state == State::Dead) return;
+  if (p.state == State::Established && --established_ == 1) {
+    for (const Peer& q : peers_)
+      if (q.state == State::Established && &q != &p) solo_ = q.rank;
+  } else if (p.state == State::Established) {
+    solo_ = -1;
+  }
   if (p.state == State::Connecting || p.state == State::HelloSent ||
       p.state == State::AwaitIncoming)
     --handshakes_;
