@@ -30,8 +30,31 @@ using sim::Mode;
 using sim::World;
 using Buf = std::vector<char>;
 
-const int kRankCounts[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16};
-const size_t kCounts[] = {0, 1, 1021, 20011};
+// RRT_COLL_TEST_QUICK=1 (CI's sanitizer pass, where the full set takes 9 minutes): every
+// algorithm, configuration and mode still, at fewer rank counts (powers of two and not) and a
+// smaller multi-segment count (4099 elements: 5 segments of 4K for 4-byte types).
+bool quick() {
+  static const bool q = [] {
+    const char* v = getenv("RRT_COLL_TEST_QUICK");
+    return v && *v && strcmp(v, "0") != 0;
+  }();
+  return q;
+}
+const std::vector<int>& rankCounts() {
+  static const std::vector<int> full = {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 16}, few = {1, 2, 3, 4, 5, 7, 8};
+  return quick() ? few : full;
+}
+const std::vector<size_t>& counts() {
+  static const std::vector<size_t> full = {0, 1, 1021, 20011}, few = {0, 1, 1021, 4099};
+  return quick() ? few : full;
+}
+size_t largeCount() { return counts().back(); }
+
+// memcpy of n bytes where either vector may be empty (its data() null: memcpy(_, nullptr, 0) is
+// undefined behaviour, and UBSan says so).
+void copyBytes(char* dst, const char* src, size_t n) {
+  if (n) std::memcpy(dst, src, n);
+}
 
 // Forces one algorithm (and a small segment so pipelines have many segments) for a scope.
 struct Force {
@@ -214,7 +237,7 @@ struct PlacedWorld : World {
 TEST(CollAlgorithms, Barrier) {
   for (const Algorithm* a : algos(CollKind::Barrier)) {
     Force f(CollKind::Barrier, a->name);
-    for (int p : kRankCounts)
+    for (int p : rankCounts())
       for (Mode m : kModes) {
         World w(p, m);
         EXPECT_TRUE(runAll(w, [](int) { return CollArgs{}; })) << tag(a, p, 0, false, m);
@@ -227,7 +250,7 @@ TEST(CollAlgorithms, Barrier) {
 TEST(CollAlgorithms, BarrierWaitsForTheLastRank) {
   for (const Algorithm* a : algos(CollKind::Barrier)) {
     Force f(CollKind::Barrier, a->name);
-    for (int p : kRankCounts)
+    for (int p : rankCounts())
       for (Mode m : kModes)
         for (int late = 0; late < p && p > 1; ++late) {
           World w(p, m);
@@ -255,8 +278,8 @@ TEST(CollAlgorithms, BarrierWaitsForTheLastRank) {
 void bcastSuite() {
   for (const Algorithm* a : selected(CollKind::Bcast)) {
     Force f(CollKind::Bcast, a->name);
-    for (int p : kRankCounts)
-      for (size_t n : kCounts)
+    for (int p : rankCounts())
+      for (size_t n : counts())
         for (Mode m : kModes) {
           const int root = p > 2 ? p - 2 : 0;
           PlacedWorld w(p, m, static_cast<uint32_t>(p * 7 + n));
@@ -285,11 +308,11 @@ void reductionSuite(CollKind kind) {
     Force f(kind, a->name);
     for (const RedCfg& c : redCfgs()) {
       if (!c.commutative && (a->flags & kNeedsCommutative)) continue;
-      for (int p : kRankCounts)
-        for (size_t n : kCounts)
+      for (int p : rankCounts())
+        for (size_t n : counts())
           for (bool inplace : {false, true})
             for (Mode m : kModes) {
-              if (m == Mode::Rendezvous && n > 1 && n < 20000 && p % 3) continue;  // trim
+              if (m == Mode::Rendezvous && n > 1 && n < largeCount() && p % 3) continue;  // trim
               const int root = kind == CollKind::Reduce ? (p * 5 + static_cast<int>(n)) % p : 0;
               const size_t ts = typeSize(c.type);
               PlacedWorld w(p, m, static_cast<uint32_t>(p + n));
@@ -333,7 +356,7 @@ TEST(CollAlgorithms, ReduceScatter) {
     Force f(CollKind::ReduceScatter, a->name);
     for (const RedCfg& c : redCfgs()) {
       if (!c.commutative && (a->flags & kNeedsCommutative)) continue;
-      for (int p : kRankCounts)
+      for (int p : rankCounts())
         for (size_t n : {size_t{0}, size_t{1}, size_t{97}, size_t{5003}})
           for (bool block : {true, false})
             for (bool inplace : {false, true}) {
@@ -379,11 +402,11 @@ void gatherLikeSuite(CollKind kind) {
   const bool v = kind == CollKind::Allgatherv;
   for (const Algorithm* a : algos(kind)) {
     Force f(kind, a->name);
-    for (int p : kRankCounts)
-      for (size_t n : kCounts)
+    for (int p : rankCounts())
+      for (size_t n : counts())
         for (bool inplace : {false, true})
           for (Mode m : kModes) {
-            if (m == Mode::Rendezvous && n > 1 && n < 20000 && p % 3) continue;
+            if (m == Mode::Rendezvous && n > 1 && n < largeCount() && p % 3) continue;
             // Block sizes and (for v) shuffled, gapped displacements.
             std::vector<size_t> len, off;
             size_t extent = 0;
@@ -415,7 +438,7 @@ void gatherLikeSuite(CollKind kind) {
               for (size_t i = 0; i < len[u]; ++i) b[i] = pattern(r, 0, i);
               in.push_back(b);
               Buf o(extent, 0x77);
-              if (inplace) std::memcpy(o.data() + off[u], b.data(), len[u]);
+              if (inplace) copyBytes(o.data() + off[u], b.data(), len[u]);
               out.push_back(o);
             }
             const std::string what = tag(a, p, n, inplace, m);
@@ -435,7 +458,8 @@ void gatherLikeSuite(CollKind kind) {
             for (int r = 0; r < p; ++r) {
               Buf want(extent, 0x77);
               for (int s = 0; s < p; ++s)
-                std::memcpy(want.data() + off[static_cast<size_t>(s)], in[static_cast<size_t>(s)].data(), len[static_cast<size_t>(s)]);
+                copyBytes(want.data() + off[static_cast<size_t>(s)], in[static_cast<size_t>(s)].data(),
+                          len[static_cast<size_t>(s)]);
               EXPECT_EQ(out[static_cast<size_t>(r)], want) << what << " rank " << r;
             }
           }
@@ -449,7 +473,7 @@ void alltoallSuite(CollKind kind) {
   const bool v = kind == CollKind::Alltoallv;
   for (const Algorithm* a : algos(kind)) {
     Force f(kind, a->name);
-    for (int p : kRankCounts)
+    for (int p : rankCounts())
       for (size_t n : {size_t{0}, size_t{1}, size_t{1021}, size_t{7000}})
         for (bool inplace : {false, true})
           for (Mode m : kModes) {
@@ -538,8 +562,8 @@ void rootedSuite(CollKind kind) {
   const bool gather = kind == CollKind::Gather || kind == CollKind::Gatherv;
   for (const Algorithm* a : algos(kind)) {
     Force f(kind, a->name);
-    for (int p : kRankCounts)
-      for (size_t n : kCounts)
+    for (int p : rankCounts())
+      for (size_t n : counts())
         for (bool inplace : {false, true})
           for (Mode m : kModes) {
             const int root = (p + static_cast<int>(n)) % p;
@@ -567,7 +591,7 @@ void rootedSuite(CollKind kind) {
             if (!gather || inplace) big = bigWant;
             if (gather && inplace) {  // only the root's block is there beforehand
               big.assign(extent, 0x44);
-              std::memcpy(big.data() + off[static_cast<size_t>(root)], small[static_cast<size_t>(root)].data(), len[static_cast<size_t>(root)]);
+              copyBytes(big.data() + off[static_cast<size_t>(root)], small[static_cast<size_t>(root)].data(), len[static_cast<size_t>(root)]);
             }
             const std::string what = tag(a, p, n, inplace, m);
             ASSERT_TRUE(runAll(w, [&](int r) {
