@@ -10,6 +10,7 @@ include tests/unit/local.mk
 include tests/mp/local.mk
 include tests/launcher/local.mk
 include tests/softrdma/local.mk
+include tests/softgpu/local.mk
 include tests/softroce/local.mk
 include tests/fuzz/local.mk
 include tests/soak/local.mk

@@ -66,6 +66,12 @@ enum class Phase : uint8_t {
   IpcCopy,      // Ipc mode: copying from the sender's device buffer (gpu/rndv.h), then FIN
 };
 
+// The memory r->buf is in, for registration: a staged request (gpu::stageSend / stageRecv) has
+// memType Cuda, what the user passed and the wire says, but its buffer is the host staging.
+inline memory::MemType bufferMemType(const core::Request* r) {
+  return r->gpuStage ? memory::MemType::Host : r->memType;
+}
+
 // Send-side protocol state in Request::flags (bit 0 is core::kSendSync).
 constexpr uint8_t kCancelAsked = 1u << 4;  // cancel requested: Cancel sent, or due once all out
 constexpr uint8_t kAcked = 1u << 5;        // the Ack came before the last fragment

@@ -290,7 +290,7 @@ void Engine::startRndvRecv(Request* r, const wire::RtsHeader& rts, const uint8_t
 // Where it cannot, the error sends the caller to the pipelined copy, as before GPUDirect.
 Status Engine::registerRecv(Peer& p, Request* r) {
   void* dev = gpu::stagedUser(r);
-  if (!dev) return p.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+  if (!dev) return p.tx->memReg(r->buf, r->bytes, bufferMemType(r), &r->memHandle);
   if (!(p.tx->caps().zcopyMemTypes & memory::memTypeBit(memory::MemType::Cuda)))
     return Status::ErrUnsupported;
   RRT_TRY(p.tx->memReg(dev, r->bytes, memory::MemType::Cuda, &r->memHandle));

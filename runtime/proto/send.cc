@@ -71,7 +71,7 @@ Status Engine::startSend(Request* r) {
     // goes pipelined before the RTS commits the receiver to a put.
     if ((mode == wire::RndvMode::Get || (deviceRndv && mode == wire::RndvMode::Put)) &&
         (p->tx->caps().flags & transport::kNeedsReg)) {
-      Status st = p->tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      Status st = p->tx->memReg(r->buf, r->bytes, bufferMemType(r), &r->memHandle);
       if (st != Status::Ok && deviceRndv) {
         mode = wire::RndvMode::Copy;  // device memory the NIC cannot reach: pipelined
         r->rndvMode = static_cast<uint8_t>(mode);
@@ -285,10 +285,12 @@ void Engine::onCts(int src, const uint8_t* data, size_t len) {
     // (verbs) get the source buffer registered now, before the first put().
     Peer& pr = peers_[static_cast<size_t>(src)];
     if (!r->memHandle && (pr.tx->caps().flags & transport::kNeedsReg)) {
-      Status st = pr.tx->memReg(r->buf, r->bytes, r->memType, &r->memHandle);
+      Status st = pr.tx->memReg(r->buf, r->bytes, bufferMemType(r), &r->memHandle);
       if (st != Status::Ok) {
         RRT_WARN("put rendezvous to rank %d: cannot register the send buffer: %s", src,
                  statusName(st));
+        wire::FinHeader f{c.rreq, static_cast<int32_t>(st), 0};  // the receiver waits for it
+        sendCtl(src, wire::kFin, &f, sizeof f);
         finishSend(r, st);
         return;
       }

@@ -53,8 +53,9 @@ int main(int argc, char **argv) {
     rrt_finalize();
     return DEVICE_SKIP_EXIT;
   }
-  const size_t count = 1000;
-  const size_t maxBytes = count * 32 * (size_t)size;
+  const size_t count = 1000, block = 100000; /* block: the data movement collectives' */
+  size_t maxBytes = count * 32 * (size_t)size;
+  if (maxBytes < block * (size_t)size) maxBytes = block * (size_t)size;
   unsigned char *hs = malloc(maxBytes), *hr = malloc(maxBytes), *back = malloc(maxBytes);
   void *ds = device_mem_alloc(maxBytes), *dr = device_mem_alloc(maxBytes);
   size_t *counts = malloc(sizeof(size_t) * (size_t)size);
@@ -99,7 +100,6 @@ int main(int argc, char **argv) {
     }
   }
   /* Data movement collectives. */
-  const size_t block = 100000;
   fill(hs, block * (size_t)size, 1, rank, RRT_BYTE);
   device_mem_from_host(ds, hs, block * (size_t)size);
   int rc = rrt_bcast(ds, block, RRT_BYTE, 0, RRT_COMM_WORLD);

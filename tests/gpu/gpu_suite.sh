@@ -24,7 +24,7 @@ for n in 2 4; do
   run "$b/rrun" -n "$n" --timeout 300 "$b/tests/gpu/gpu_p2p"
   run "$b/rrun" -n "$n" --timeout 300 "$b/tests/gpu/gpu_coll"
 done
-run "$b/rrun" -n 2 --timeout 300 "$b/apps/rrt_latency" -d cuda D D -m 0:1048576 -i 200 -x 20
-run "$b/rrun" -n 2 --timeout 300 "$b/apps/rrt_bw" -d cuda D H -m 1:4194304 -i 20 -x 5
+run "$b/rrun" -n 2 --timeout 300 "$b/apps/rrt_latency" -d cuda -m 0:1048576 -i 200 -x 20 D D
+run "$b/rrun" -n 2 --timeout 300 "$b/apps/rrt_bw" -d cuda -m 1:4194304 -i 20 -x 5 D H
 run "$b/rrun" -n 4 --timeout 300 "$b/apps/rrt_allreduce" -d cuda -T float -m 4:4194304 -i 20 -x 5
 exit $fail

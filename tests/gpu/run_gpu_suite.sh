@@ -19,7 +19,7 @@ timeout 900 make -j"$jobs" check TESTS="tests/unit/gpu_test tests/gpu/gpu_suite.
 suite=$?
 {
   echo "== rrt_bw -d cuda D D (device to device, one node; compare with a raw cuMemcpy peer copy)"
-  ./rrun -n 2 --timeout 300 apps/rrt_bw -d cuda D D -m 4194304:67108864 -i 20 -x 5
+  ./rrun -n 2 --timeout 300 apps/rrt_bw -d cuda -m 4194304:67108864 -i 20 -x 5 D D
   echo "== rrt_allreduce -d cuda, 2 and 4 ranks on one GPU"
   ./rrun -n 2 --timeout 300 apps/rrt_allreduce -d cuda -T float -m 4:67108864 -i 20 -x 5
   ./rrun -n 4 --timeout 300 apps/rrt_allreduce -d cuda -T float -m 4:67108864 -i 20 -x 5

@@ -34,7 +34,7 @@ void GdrRegistrations::init(ibv_pd* pd, size_t maxEntries) {
 GdrRegistrations::~GdrRegistrations() { cache_.reset(); }  // deregisters while the PD lives
 
 void GdrRegistrations::turnOff(const char* why) {
-  RRT_INFO("verbs: GPUDirect RDMA off (%s): device buffers are staged through host memory", why);
+  RRT_INFO("verbs: GPUDirect RDMA %s: device buffers are staged through host memory", why);
   mode_ = Mode::Off;
   describe_ = why;
 }
@@ -72,6 +72,10 @@ Status GdrRegistrations::reg(void* addr, size_t len, void** handle) {
   if (!mr) {
     RRT_DEBUG("verbs: registering device memory %p + %zu: %s", addr, len, strerror(errno));
     return errno == ENOMEM ? Status::ErrNoMemory : Status::ErrUnsupported;
+  }
+  if (!announced_) {
+    announced_ = true;
+    RRT_INFO("verbs: GPUDirect RDMA: device memory registered through %s", describe_);
   }
   auto* v = new VerbsMr;
   v->mr = mr;

@@ -54,6 +54,7 @@ class GdrRegistrations final : public memory::RegDomain {
   ibv_pd* pd_ = nullptr;
   Mode mode_ = Mode::Off;
   const char* describe_ = "off";
+  bool announced_ = false;  // the first registration's log line
   std::unique_ptr<memory::DeviceRegCache> cache_;
 };
 
