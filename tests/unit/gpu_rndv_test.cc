@@ -58,6 +58,8 @@ class Loopback final : public transport::Transport {
   // (refuseDevice) turns the capability off.
   Status memReg(void* addr, size_t len, memory::MemType type, transport::MemHandle** out) override {
     *out = nullptr;
+    if (refuseRegAfter == 0) return Status::ErrTransport;
+    if (refuseRegAfter > 0) --refuseRegAfter;
     if (type == memory::MemType::Cuda) {
       gpu::PointerInfo info;
       fake_->pointerInfo(addr, &info);
@@ -101,6 +103,7 @@ class Loopback final : public transport::Transport {
     return Status::Ok;
   }
   int deviceRegs = 0, liveRegs = 0, gets = 0, puts = 0;
+  int refuseRegAfter = -1;  // >= 0: that many more registrations succeed, then all fail
   bool refuseDevice = false, refuseGets = false;
   const char* name() const override { return "loopback"; }
   const transport::Caps& caps() const override { return caps_; }
@@ -575,6 +578,23 @@ TEST_F(GpuRndv, GdrMovesDeviceBuffersZeroCopyByGetOrPut) {
   }
   unsetenv("RRT_RNDV_PROTO");
   config::reload();
+}
+
+// Put rendezvous: the receiver registered its buffer and sent the CTS, then the sender's
+// registration fails: the send ends with the error and the receiver is told (a FIN with it),
+// never left waiting for a put that will not come.
+TEST_F(GpuRndv, PutRegistrationFailureAfterTheCtsEndsBothSides) {
+  setenv("RRT_RNDV_PROTO", "put", 1);
+  start(false, 0, true, /*gdr=*/true);
+  const size_t n = 1 << 20;
+  std::vector<char> s(n, 3), r(n, 0);
+  loop_->refuseRegAfter = 1;  // the receiver's succeeds, the sender's fails
+  Status ss, rs;
+  xfer(s.data(), n, r.data(), n, &ss, &rs);  // a hang fails inside xfer
+  EXPECT_NE(ss, Status::Ok);
+  EXPECT_NE(rs, Status::Ok);
+  EXPECT_EQ(loop_->liveRegs, 0);
+  unsetenv("RRT_RNDV_PROTO");
 }
 
 // A transport that advertises GPUDirect but refuses the registration (no dmabuf, no
