@@ -121,6 +121,10 @@ int main(int argc, char **argv) {
            total ? "FAIL" : "pass", total);
   device_mem_free(ds);
   device_mem_free(dr);
+  free(hs);
+  free(hr);
+  free(back);
+  free(counts);
   rrt_finalize();
   return total ? 1 : 0;
 }

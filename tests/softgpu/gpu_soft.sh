@@ -7,7 +7,8 @@
 # SOFTGPU_DMABUF=0, the pipeline instead), collectives on device buffers (2 and 4 ranks), and
 # the -d cuda benchmarks once each. The device kernels are not run: the software GPU has none
 # (rrt reduces device buffers on the host then).
-b=${top_builddir:-$(dirname "$0")/../..}
+b=${top_builddir:-$(cd "$(dirname "$0")/../.." && pwd)}
+src=${top_srcdir:-$b}
 lib=$(cd "$b/tests/softgpu/lib" 2>/dev/null && pwd)
 if [ -z "$lib" ] || [ ! -f "$lib/libcuda.so.1" ]; then
   echo "FAIL: the software GPU is not built ($b/tests/softgpu/lib/libcuda.so.1)"; exit 1
@@ -35,8 +36,8 @@ for n in 2 4; do
 done
 run p2p_pipelined_shm env RRT_CUDA_IPC=off "$r" -n 2 --timeout 120 "$p2p"
 run p2p_pipelined_tcp env RRT_TRANSPORTS=tcp "$r" -n 2 --timeout 120 "$p2p"
-if [ -f "$b/tests/softrdma/lib/libibverbs.so.1" ] && (. "$b/tests/softrdma/env.sh" "$b") 2>/dev/null; then
-  . "$b/tests/softrdma/env.sh" "$b"
+if [ -f "$b/tests/softrdma/lib/libibverbs.so.1" ]; then
+  top_builddir=$b . "$src/tests/softrdma/env.sh"
   run p2p_gdr env RRT_TRANSPORTS=verbs RRT_LOG=info "$r" -n 2 --timeout 120 "$p2p"
   expect p2p_gdr "GPUDirect RDMA: device memory registered through dmabuf"
   run p2p_gdr_refused env RRT_TRANSPORTS=verbs RRT_LOG=info SOFTGPU_DMABUF=0 "$r" -n 2 --timeout 120 "$p2p"
