@@ -1364,11 +1364,13 @@ void TcpTransport::memDereg(MemHandle* mh) {
 // finds saves the epoll_wait that would have come before the recv: one system call of the three
 // a message took (epoll_wait, recv, send). epoll_wait still runs on every kEpollEvery-th call
 // (accepts from other ranks, errors), and on every call while anything else may need it: output
-// waiting for EPOLLOUT, stripe streams busy or connecting, handshakes.
+// waiting for EPOLLOUT, stripe streams connecting or with payload announced or in flight,
+// handshakes.
 bool TcpTransport::soloQuiet(const Peer& p) const {
   if (p.stalled || p.main.wantOut || handshakes_ > 0) return false;
   for (const Stripe& st : p.stripes)
-    if (st.state != State::Established || st.link.wantOut || st.link.putLeft || st.hdrGot)
+    if (st.state != State::Established || st.link.wantOut || st.link.putLeft || st.hdrGot ||
+        st.landed < st.expected)  // a striped payload announced on stream 0 is under way
       return false;
   return true;
 }
