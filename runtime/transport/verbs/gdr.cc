@@ -1,5 +1,7 @@
 #include "runtime/transport/verbs/gdr.h"
 
+#include "rrt_config.h"  // RRT_HAVE_IBV_REG_DMABUF_MR
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -40,6 +42,12 @@ void GdrRegistrations::turnOff(const char* why) {
 }
 
 ibv_mr* GdrRegistrations::regDmabuf(void* addr, size_t len) {
+#if !defined(RRT_HAVE_IBV_REG_DMABUF_MR)
+  (void)addr;
+  (void)len;
+  errno = EOPNOTSUPP;  // rdma-core older than 34: peer memory only
+  return nullptr;
+#else
   int fd = -1;
   uint64_t offset = 0;
   if (gpu::driver()->dmabuf(addr, len, &fd, &offset) != Status::Ok) {
@@ -51,6 +59,7 @@ ibv_mr* GdrRegistrations::regDmabuf(void* addr, size_t len) {
   close(fd);  // the registration holds its own reference to the dma-buf
   errno = e;
   return mr;
+#endif
 }
 
 Status GdrRegistrations::reg(void* addr, size_t len, void** handle) {
