@@ -33,8 +33,6 @@ void GdrRegistrations::init(ibv_pd* pd, size_t maxEntries) {
   if (on()) cache_ = std::make_unique<memory::DeviceRegCache>(this, maxEntries);
 }
 
-GdrRegistrations::~GdrRegistrations() { cache_.reset(); }  // deregisters while the PD lives
-
 void GdrRegistrations::turnOff(const char* why) {
   RRT_INFO("verbs: GPUDirect RDMA %s: device buffers are staged through host memory", why);
   mode_ = Mode::Off;

@@ -33,7 +33,6 @@ class GdrRegistrations final : public memory::RegDomain {
 
   // Reads RRT_IB_GDR; on (not Off) when GPU support is on (gpu::enabled()).
   void init(ibv_pd* pd, size_t maxEntries);
-  ~GdrRegistrations() override;
   bool on() const { return mode_ != Mode::Off; }
   // "off", "auto (untried)", "dmabuf", "peermem", "off (<why>)" for rrt_info.
   const char* describe() const { return describe_; }
@@ -42,8 +41,6 @@ class GdrRegistrations final : public memory::RegDomain {
   // ErrUnsupported: off, or the device refused (now off for good); ErrArg: not device memory.
   Status get(void* addr, size_t len, VerbsMr** out);
   void put(VerbsMr* mr);
-
-  const memory::RegCacheStats* stats() const { return cache_ ? &cache_->stats() : nullptr; }
 
  private:
   Status reg(void* addr, size_t len, void** handle) override;
