@@ -11,6 +11,7 @@ librrtint_la_SOURCES = \
 	runtime/core/config_table.h runtime/core/config.h runtime/core/config.cc \
 	runtime/core/log.h runtime/core/log.cc \
 	runtime/core/list.h \
+	runtime/core/small_copy.h \
 	runtime/core/progress.h runtime/core/progress.cc \
 	runtime/core/request.h runtime/core/request.cc \
 	runtime/core/datatype.h runtime/core/datatype.cc \

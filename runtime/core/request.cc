@@ -23,11 +23,4 @@ void growRequests() {
 
 }  // namespace detail
 
-void requestComplete(Request* r, Status s) {
-  if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
-  r->complete = true;
-  if (r->onComplete) r->onComplete(r, r->onCompleteArg);
-  if (r->userFreed) requestRelease(r);
-}
-
 }  // namespace rrt::core

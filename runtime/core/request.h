@@ -124,7 +124,12 @@ inline void requestRelease(Request* r) {
 inline bool requestValid(const Request* r) { return r && r->magic == kRequestMagic; }
 
 // Marks r complete with status s (stored in r->status.error). Runs onComplete; releases the
-// request if the user already freed it.
-void requestComplete(Request* r, Status s);
+// request if the user already freed it. Inline: every receive ends here.
+inline void requestComplete(Request* r, Status s) {
+  if (failed(s) && r->status.error == RRT_SUCCESS) r->status.error = static_cast<int>(s);
+  r->complete = true;
+  if (r->onComplete) r->onComplete(r, r->onCompleteArg);
+  if (r->userFreed) requestRelease(r);
+}
 
 }  // namespace rrt::core

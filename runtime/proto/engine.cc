@@ -30,11 +30,6 @@ namespace rrt::proto {
 using core::Request;
 using transport::Transport;
 
-Engine& engine() {
-  static Engine* e = new Engine;  // never destroyed: requests may outlive finalize
-  return *e;
-}
-
 namespace {
 
 // The transports rrt knows, in order of preference for a peer that several can reach.

@@ -226,6 +226,11 @@ class Engine {
   int idleFd_ = -1;  // the event fd of the only polled transport, when it has one
 };
 
-Engine& engine();
+// The one engine of the process, never destroyed (requests may outlive finalize). Inline: it
+// is called on every send and receive, where an out-of-line call was a measurable share.
+inline Engine& engine() {
+  static Engine* e = new Engine;
+  return *e;
+}
 
 }  // namespace rrt::proto

@@ -7,6 +7,7 @@
 
 #include "runtime/core/buffer_pool.h"
 #include "runtime/core/log.h"
+#include "runtime/core/small_copy.h"
 #include "runtime/gpu/gpu.h"
 #include "runtime/gpu/rndv.h"
 #include "runtime/proto/engine.h"
@@ -28,7 +29,7 @@ inline void setMatched(Request* r, const wire::MatchHeader& m, int srcWorld, siz
 inline void copyIn(Request* r, size_t offset, const void* data, size_t len) {
   // Bytes past the receive buffer are dropped (truncation); the status says so.
   if (offset >= r->bytes) return;
-  memcpy(static_cast<char*>(r->buf) + offset, data, std::min(len, r->bytes - offset));
+  core::copySmall(static_cast<char*>(r->buf) + offset, data, std::min(len, r->bytes - offset));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@ tests_unit_core_test_SOURCES = \
 	tests/unit/matching_test.cc \
 	tests/unit/wire_test.cc \
 	tests/unit/request_test.cc \
+	tests/unit/small_copy_test.cc \
 	tests/unit/datatype_test.cc
 tests_unit_core_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_core_test_LDADD = $(UNIT_LDADD)

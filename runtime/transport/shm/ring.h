@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "runtime/core/small_copy.h"
 #include "runtime/core/status.h"
 
 namespace rrt::transport::shm {
@@ -108,7 +109,8 @@ class RingProducer {
   // Publishes one record: id, then a (alen bytes) followed by b (blen bytes).
   // Ok, or NoResource when the ring has no room now (nothing written).
   // The caller guarantees alen + blen <= capacity().
-  Status push(uint8_t id, const void* a, size_t alen, const void* b, size_t blen) {
+  [[gnu::always_inline]] Status push(uint8_t id, const void* a, size_t alen, const void* b,
+                                     size_t blen) {
     const size_t len = alen + blen;
     const uint64_t cells = recordCells(len);
     uint64_t head = ctl_->head;
@@ -125,8 +127,8 @@ class RingProducer {
       pos = 0;
     }
     uint8_t* data = cells_ + (pos << kCellShift) + kRecordHeaderBytes;
-    if (alen) memcpy(data, a, alen);
-    if (blen) memcpy(data + alen, b, blen);
+    core::copySmall(data, a, alen);
+    core::copySmall(data + alen, b, blen);
     wordAt(pos)->store(makeRecordWord(kRecordData, id, static_cast<uint32_t>(len)),
                        std::memory_order_release);
     ctl_->head = head + cells;
