@@ -34,32 +34,9 @@ inline void copyIn(Request* r, size_t offset, const void* data, size_t len) {
 
 }  // namespace
 
-void Engine::onAm(void* arg, int src, transport::AmId id, const void* data, size_t len) {
-  Engine* e = static_cast<Engine*>(arg);
-  if (src < 0 || src >= e->job_.size) {
-    RRT_WARN("message from invalid rank %d dropped", src);
-    return;
-  }
-  // A peer may reach us before we ever addressed it (ANY_SOURCE receives): replies (CTS,
-  // FIN, Ack) and rendezvous reads need its transport, so connect on first contact.
-  if (__builtin_expect(e->peers_[static_cast<size_t>(src)].tx == nullptr, 0)) e->connect(src);
-  const uint8_t* d = static_cast<const uint8_t*>(data);
-  switch (id) {
-    case wire::kEager: e->onEager(src, d, len, false); break;
-    case wire::kEagerSync: e->onEager(src, d, len, true); break;
-    case wire::kEagerFrag: e->onEagerFrag(src, d, len); break;
-    case wire::kRts: e->onRts(src, d, len); break;
-    case wire::kCts: e->onCts(src, d, len); break;
-    case wire::kData: e->onData(src, d, len); break;
-    case wire::kFin: e->onFin(src, d, len); break;
-    case wire::kAck: e->onAck(src, d, len); break;
-    case wire::kCancel: e->onCancel(src, d, len); break;
-    case wire::kCancelAck: e->onCancelAck(src, d, len); break;
-    default: RRT_WARN("unknown message id %u from rank %d dropped", id, src);
-  }
-}
-
-void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
+// Inlined into onAm: it is the receive of every small message.
+[[gnu::always_inline]] inline void Engine::onEager(int src, const uint8_t* data, size_t len,
+                                                  bool sync) {
   wire::EagerSyncHeader h;
   const size_t hlen = sync ? sizeof(wire::EagerSyncHeader) : sizeof(wire::EagerHeader);
   if (len < hlen) {
@@ -125,6 +102,31 @@ void Engine::onEager(int src, const uint8_t* data, size_t len, bool sync) {
   if (plen) memcpy(u->buf, payload, plen);
   if (plen < h.e.total) p.rxEager = u;
   matcher_.queues(h.e.m.ctx).addUnexpected(u);
+}
+
+void Engine::onAm(void* arg, int src, transport::AmId id, const void* data, size_t len) {
+  Engine* e = static_cast<Engine*>(arg);
+  if (src < 0 || src >= e->job_.size) {
+    RRT_WARN("message from invalid rank %d dropped", src);
+    return;
+  }
+  // A peer may reach us before we ever addressed it (ANY_SOURCE receives): replies (CTS,
+  // FIN, Ack) and rendezvous reads need its transport, so connect on first contact.
+  if (__builtin_expect(e->peers_[static_cast<size_t>(src)].tx == nullptr, 0)) e->connect(src);
+  const uint8_t* d = static_cast<const uint8_t*>(data);
+  switch (id) {
+    case wire::kEager: e->onEager(src, d, len, false); break;
+    case wire::kEagerSync: e->onEager(src, d, len, true); break;
+    case wire::kEagerFrag: e->onEagerFrag(src, d, len); break;
+    case wire::kRts: e->onRts(src, d, len); break;
+    case wire::kCts: e->onCts(src, d, len); break;
+    case wire::kData: e->onData(src, d, len); break;
+    case wire::kFin: e->onFin(src, d, len); break;
+    case wire::kAck: e->onAck(src, d, len); break;
+    case wire::kCancel: e->onCancel(src, d, len); break;
+    case wire::kCancelAck: e->onCancelAck(src, d, len); break;
+    default: RRT_WARN("unknown message id %u from rank %d dropped", id, src);
+  }
 }
 
 void Engine::onEagerFrag(int src, const uint8_t* data, size_t len) {

@@ -23,29 +23,6 @@ inline void fillMatch(wire::MatchHeader* m, const Request* r) {
 }
 }  // namespace
 
-Status Engine::trySendInline(Comm& comm, uint32_t ctx, const void* buf, size_t bytes, int dst,
-                             int tag, uint32_t* seq) {
-  const int w = comm.worldRank(dst);
-  Peer* p = peer(w);
-  if (!p->tx || p->failed) return Status::NoResource;  // the request path reports the error
-  if (bytes > p->proto.eagerLimit || bytes > p->proto.amPayload || !p->pending.empty())
-    return Status::NoResource;
-  wire::EagerHeader h;
-  h.m.ctx = ctx;
-  h.m.src = comm.rank;
-  h.m.tag = tag;
-  h.m.seq = p->sendSeq;
-  h.total = bytes;
-  Status st = p->tx->amSend(w, wire::kEager, &h, sizeof h, buf, bytes);
-  if (st == Status::Ok) {
-    if (seq) *seq = p->sendSeq;
-    ++p->sendSeq;
-    ++p->msgsSent;
-    p->bytesSent += bytes;
-  }
-  return st == Status::Ok ? Status::Ok : Status::NoResource;
-}
-
 Status Engine::startSend(Request* r) {
   Peer* p = peer(r->peer);
   if (!p->tx || p->failed) return Status::ErrProcFailed;
