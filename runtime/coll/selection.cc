@@ -158,8 +158,10 @@ const Rule kRules[] = {
 
   {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*M,   "hierarchical"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
-  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     16*K,  1*M,   "rabenseifner"},
-  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     1*M,   kInf,  "ring"},
+  // 2 ranks from 512K: ring. Rabenseifner's one message of n/2 goes by CMA from there (256K),
+  // the ring's segments through the rings (512K: 48 / 74 us, and 89 / 190 in a slow spell).
+  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     16*K,  512*K, "rabenseifner"},
+  {CK::Allreduce, MemType::Host, 1, 2,         RankClass::Any,     512*K, kInf,  "ring"},
   {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     16*K,  kInf,  "rabenseifner"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "recursive_doubling"},
 

@@ -31,6 +31,8 @@ TEST(CollSelection, Defaults) {
   };
   EXPECT_EQ(pick(CollKind::Allreduce, 8, 4), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 2), "ring");
+  EXPECT_EQ(pick(CollKind::Allreduce, (512 << 10) - 1, 2), "rabenseifner");
+  EXPECT_EQ(pick(CollKind::Allreduce, 512 << 10, 2), "ring");
   EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4), "rabenseifner");
   EXPECT_EQ(pick(CollKind::Allreduce, 4 << 20, 4, false), "recursive_doubling");
   EXPECT_EQ(pick(CollKind::Allgather, 8, 4), "recursive_doubling");
