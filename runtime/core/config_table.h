@@ -17,7 +17,7 @@ RRT_TUNABLE(TcpIf,           "TCP_IF",           "auto",  "interfaces/subnets fo
 RRT_TUNABLE(TcpTimeout,      "TCP_TIMEOUT",      "30",    "seconds a TCP connection may take to set up or stay without acknowledgement, or a peer's stripe streams stay silent while it owes them data, before the peer counts as failed")
 RRT_TUNABLE(TcpSockBuf,      "TCP_SOCKBUF",      "4M",    "socket send and receive buffer size (bytes; 0 = kernel default)")
 RRT_TUNABLE(TcpStreams,      "TCP_STREAMS",      "2",     "TCP connections per peer pair (1-8): large puts (rendezvous payloads) are cut over all of them; a pair uses the smaller of its two ranks' numbers")
-RRT_TUNABLE(TcpStripeMin,    "TCP_STRIPE_MIN",   "256K",  "smallest put cut over the TCP stripe streams when TCP_STREAMS > 1 (bytes)")
+RRT_TUNABLE(TcpStripeMin,    "TCP_STRIPE_MIN",   "1M",    "smallest put cut over the TCP stripe streams when TCP_STREAMS > 1 (bytes)")
 RRT_TUNABLE(TcpEagerLimit,   "TCP_EAGER_LIMIT",  "auto",  "eager limit of the TCP transport (bytes); RRT_EAGER_LIMIT overrides every transport")
 RRT_TUNABLE(IbDevices,       "IB_DEVICES",       "auto",  "RDMA devices and ports for verbs, e.g. mlx5_0:1,mlx5_1:1 (first that is active); auto = the first active port")
 RRT_TUNABLE(IbGidIndex,      "IB_GID_INDEX",     "auto",  "GID index on RoCE; auto = the first RoCE v2 GID with an IPv4 address")

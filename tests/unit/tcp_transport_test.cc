@@ -318,9 +318,11 @@ uint8_t pattern(size_t i, int seed) { return static_cast<uint8_t>(i * 131 + seed
 void stripedPutsLandBeforeTheFollowingAm(int streams) {
   Job job(2, streams);
   ASSERT_TRUE(connectAll(job, streams));
+  // Around 256K (the stripe minimum until 2026-12-07) and 1M (RRT_TCP_STRIPE_MIN's default).
   const std::vector<size_t> sizes = {1,          4095,           100000,      (256 << 10) - 1,
-                                     256 << 10,  (256 << 10) + 1, 300001,      (1 << 20) + 4097,
-                                     3 << 20,    (3 << 20) + 13,  (8 << 20) - 1, 1 << 22};
+                                     256 << 10,  (256 << 10) + 1, 300001,      (1 << 20) - 1,
+                                     1 << 20,    (1 << 20) + 4097, 3 << 20,    (3 << 20) + 13,
+                                     (8 << 20) - 1, 1 << 22};
   constexpr size_t kGuard = 64;
   struct Side {
     std::vector<std::vector<uint8_t>> src, dst;

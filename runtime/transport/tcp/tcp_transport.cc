@@ -320,7 +320,7 @@ Status TcpTransport::init() {
     return Status::ErrArg;
   }
   streams_ = static_cast<uint32_t>(streams);
-  stripeMin_ = std::max<uint64_t>(config::sizeOr(config::Tunable::TcpStripeMin, 256 << 10),
+  stripeMin_ = std::max<uint64_t>(config::sizeOr(config::Tunable::TcpStripeMin, 1 << 20),
                                   streams_ * kStripeAlign);
   if (streams_ > 1) {  // the put bookkeeping, made once: no allocation on the fast path
     stripeOps_.resize(kStripeOps);
