@@ -53,6 +53,7 @@ RRT_COLL_DIRECT(bcastLinearDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(reduceLinearDirect);
 RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
+RRT_COLL_DIRECT(allreduceShmDirect);
 RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherBruckDirect);
 RRT_COLL_DIRECT(allgatherRingDirect);

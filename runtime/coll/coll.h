@@ -111,6 +111,14 @@ struct P2p {
                   core::Request** out) = nullptr;
   // Node id of a world rank (from wire-up); nullptr: every rank on one node.
   uint32_t (*nodeOf)(int worldRank) = nullptr;
+  // Whether this rank reaches worldRank through shared memory (same node, shm transport on);
+  // nullptr: never (the shared-memory algorithms are not offered).
+  bool (*sharesMemory)(int worldRank) = nullptr;
+  // The job's id, safe for file names (node_segment.h names its segments after it).
+  const char* (*jobId)() = nullptr;
+  // Reports a peer found dead outside the protocol layer (a shared-memory wait): the protocol
+  // fails its operations and applies the failure policy (RRT_PEER_FAILURE).
+  void (*peerFailed)(int worldRank) = nullptr;
 };
 void setP2p(const P2p& p2p);
 const P2p& p2p();

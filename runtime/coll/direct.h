@@ -42,6 +42,7 @@ class Direct {
   Direct(const Direct&) = delete;
   Direct& operator=(const Direct&) = delete;
 
+  proto::Comm& comm() const { return comm_; }
   int rank() const { return comm_.rank; }
   int size() const { return comm_.size; }
 

@@ -6,6 +6,7 @@
 
 #include "runtime/coll/device_stage.h"
 #include "runtime/coll/direct.h"
+#include "runtime/coll/node_segment.h"
 #include "runtime/coll/selection.h"
 #include "runtime/coll/task.h"
 #include "runtime/core/log.h"
@@ -94,22 +95,44 @@ constexpr size_t kScratchKeepBytes = 64 * 1024 * 1024;
 // What runtime/coll keeps per communicator (comm.collState), made by its first collective and
 // freed with it.
 struct CommState {
-  bool nodeAware = false;  // worth a hierarchy (node_layout.h)
+  unsigned shape = 0;  // kShapeNodeAware (node_layout.h: worth a hierarchy), kShapeSharedMemory
   ScratchCache scratch;
-  CommState(bool aware, size_t keepBytes) : nodeAware(aware), scratch(keepBytes) {}
+  std::unique_ptr<NodeSegment> segment;  // node_segment.h, made by the first call wanting it
+  bool segmentTried = false;
+  CommState(unsigned s, size_t keepBytes) : shape(s), scratch(keepBytes) {}
 };
+
+// Whether every rank of comm shares memory with this one (then all of them do with each other).
+bool sharesMemoryWithAll(const proto::Comm& comm) {
+  if (!gP2p.sharesMemory || comm.size < 2) return false;
+  for (int r = 0; r < comm.size; ++r)
+    if (r != comm.rank && !gP2p.sharesMemory(comm.worldRank(r))) return false;
+  return true;
+}
 
 CommState& commState(proto::Comm& comm) {
   if (!comm.collState) {
-    comm.collState = new CommState(worthHierarchy(commNodeIds(comm)), kScratchKeepBytes);
+    const unsigned shape = (worthHierarchy(commNodeIds(comm)) ? kShapeNodeAware : 0u) |
+                           (sharesMemoryWithAll(comm) ? kShapeSharedMemory : 0u);
+    comm.collState = new CommState(shape, kScratchKeepBytes);
     comm.collStateFree = [](void* s) { delete static_cast<CommState*>(s); };
   }
   return *static_cast<CommState*>(comm.collState);
 }
 
-bool nodeAware(proto::Comm& comm) { return commState(comm).nodeAware; }
+unsigned commShape(proto::Comm& comm) { return commState(comm).shape; }
 
 }  // namespace
+
+Status commNodeSegment(Direct& d, size_t slotBytes, NodeSegment** out) {
+  CommState& st = commState(d.comm());
+  if (!st.segmentTried) {
+    st.segmentTried = true;
+    RRT_TRY(NodeSegment::open(d, slotBytes, &st.segment));
+  }
+  *out = st.segment.get();
+  return Status::Ok;
+}
 
 ScratchCache& commScratch(proto::Comm& comm) { return commState(comm).scratch; }
 
@@ -189,7 +212,7 @@ Status start(proto::Comm& comm, CollArgs&& args, core::Request** out) {
     *out = req;
     return Status::Ok;
   }
-  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
+  const Algorithm* algo = select(args, comm.size, commShape(comm));
   if (!algo) return Status::ErrInternal;
   return startAlgorithm(comm, algo, std::move(args), out);
 }
@@ -214,9 +237,10 @@ Status run(proto::Comm& comm, CollArgs&& args) {
     ++comm.collSeq;  // as start() does
     return Status::Ok;
   }
-  const Algorithm* algo = select(args, comm.size, nodeAware(comm));
+  const bool direct = !hasDeviceBuffer(comm, args);  // direct.h
+  const Algorithm* algo = select(args, comm.size, commShape(comm) | (direct ? kShapeDirect : 0u));
   if (!algo) return Status::ErrInternal;
-  if (algo->direct && !hasDeviceBuffer(comm, args)) {  // direct.h
+  if (algo->direct && direct) {
     const uint32_t seq = comm.collSeq++;
     RRT_TRACE("coll: %s %s (direct) seq %u on comm %d", kindName(algo->kind), algo->name, seq,
               comm.handle);

@@ -74,6 +74,8 @@ const Algorithm kAlgorithms[] = {
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
    "2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, segmented"},
+  {CK::Allreduce, "shm",                nullptr,                        kNeedsCommutative | kSharedMemory,
+   "2 (p-1) n/(p s) counter waits + n copy + 2 (p-1)/p n load + (p-1)/p n gamma, pieces s", allreduceShmDirect},
   {CK::Allreduce, "hierarchical",       makeAllreduceHierarchical,      kNeedsCommutative | kNodeAware,
    "2 ceil(log q) (alpha_l + n beta_l) + ceil(log m) (alpha_r + n beta_r + n gamma), m nodes of q"},
   {CK::Allgather, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
@@ -157,6 +159,12 @@ const Rule kRules[] = {
   {CK::Reduce,    MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "binomial"},
 
   {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*M,   "hierarchical"},
+  // Blocking calls of a communicator on one node: through its shared segment from where that
+  // beats the messages (2 ranks 256K: 17-18 / 21-25 us, 4M: 291-387 / 450-456; 4 ranks 8K:
+  // 7.4-10.4 / 10.2-10.4, 4M: 1086-1288 / 2064-2100; 3 ranks from 16K, 8 from 8K).
+  {CK::Allreduce, MemType::Host, 2, 2,         RankClass::Any,     256*K, kInf,  "shm"},
+  {CK::Allreduce, MemType::Host, 3, 3,         RankClass::Any,     16*K,  kInf,  "shm"},
+  {CK::Allreduce, MemType::Host, 4, kAnyRanks, RankClass::Any,     8*K,   kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},
   // 2 ranks from 512K: ring. Rabenseifner's one message of n/2 goes by CMA from there (256K),
   // the ring's segments through the rings (512K: 48 / 74 us, and 89 / 190 in a slow spell).
@@ -201,6 +209,7 @@ const Rule kRules[] = {
 struct Overrides {
   const Algorithm* forced[kCollKinds] = {};
   size_t segment = 64 * K;
+  size_t shmSlot = 2 * M;
   bool loaded = false;
   void load() {
     for (int k = 0; k < kCollKinds; ++k) {
@@ -217,6 +226,12 @@ struct Overrides {
       segment = s;
     else
       RRT_WARN("RRT_COLL_SEGMENT=%s: not a size of at least 64 bytes; using 64K", seg.c_str());
+    shmSlot = 2 * M;
+    const std::string& blk = config::value(config::Tunable::CollShmSlot);
+    if (config::parseSize(blk, &s) == Status::Ok && s >= 64)
+      shmSlot = s;
+    else
+      RRT_WARN("RRT_COLL_SHM_SLOT=%s: not a size of at least 64 bytes; using 2M", blk.c_str());
     loaded = true;
   }
 };
@@ -237,14 +252,16 @@ bool ranksMatch(const Rule& r, int ranks) {
   return false;
 }
 
-bool canRun(const Algorithm* a, bool commutative) {
-  return a && (commutative || !(a->flags & kNeedsCommutative));
+bool canRun(const Algorithm* a, bool commutative, unsigned shape) {
+  if (!a || (!commutative && (a->flags & kNeedsCommutative))) return false;
+  const unsigned shared = kShapeSharedMemory | kShapeDirect;
+  return !(a->flags & kSharedMemory) || (shape & shared) == shared;
 }
 
 // The table picks a node-aware algorithm only for a communicator worth a hierarchy (forcing one
 // through RRT_COLL_<NAME> runs it anywhere: on one node it is a reduce + bcast).
-bool tableMayPick(const Algorithm* a, bool commutative, bool nodeAware) {
-  return canRun(a, commutative) && (nodeAware || !(a->flags & kNodeAware));
+bool tableMayPick(const Algorithm* a, bool commutative, unsigned shape) {
+  return canRun(a, commutative, shape) && ((shape & kShapeNodeAware) || !(a->flags & kNodeAware));
 }
 
 bool isReduction(CollKind k) {
@@ -324,18 +341,18 @@ const KindRules* rulesByKind() {
 }  // namespace
 
 const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType mem,
-                                 bool commutative, bool nodeAware) {
+                                 bool commutative, unsigned shape) {
   const KindRules& k = rulesByKind()[static_cast<int>(kind)];
   for (size_t i = 0; i < k.n; ++i) {
     const Rule& r = *k.rule[i];
     if (r.mem != mem || !ranksMatch(r, ranks)) continue;
     if (bytes < r.minBytes || bytes >= r.maxBytes) continue;
     const Algorithm* a = k.algo[i];
-    if (tableMayPick(a, commutative, nodeAware)) return a;
+    if (tableMayPick(a, commutative, shape)) return a;
   }
   // No rule for this memory type: the host rules (reductions of device memory are staged).
   if (mem != MemType::Host)
-    return selectFromTable(kind, bytes, ranks, MemType::Host, commutative, nodeAware);
+    return selectFromTable(kind, bytes, ranks, MemType::Host, commutative, shape);
   return nullptr;
 }
 
@@ -348,24 +365,25 @@ struct Memo {
   size_t bytes = 0;
   int ranks = 0;
   MemType mem = MemType::Host;
-  bool commutative = false, nodeAware = false;
+  bool commutative = false;
+  unsigned shape = 0;
   const Algorithm* algo = nullptr;  // nullptr: empty
 };
 Memo gMemo[kCollKinds];
 }  // namespace
 
-const Algorithm* select(const CollArgs& args, int ranks, bool nodeAware) {
+const Algorithm* select(const CollArgs& args, int ranks, unsigned shape) {
   const bool commutative = !isReduction(args.kind) || args.reducer.commutative;
   const Algorithm* forced = overrides().forced[static_cast<int>(args.kind)];
-  if (canRun(forced, commutative)) return forced;
+  if (canRun(forced, commutative, shape)) return forced;
   const size_t bytes = selectionBytes(args, ranks);
   Memo& m = gMemo[static_cast<int>(args.kind)];
   if (m.algo && m.bytes == bytes && m.ranks == ranks && m.mem == args.memType &&
-      m.commutative == commutative && m.nodeAware == nodeAware)
+      m.commutative == commutative && m.shape == shape)
     return m.algo;
   const Algorithm* a =
-      selectFromTable(args.kind, bytes, ranks, args.memType, commutative, nodeAware);
-  if (a) m = Memo{bytes, ranks, args.memType, commutative, nodeAware, a};
+      selectFromTable(args.kind, bytes, ranks, args.memType, commutative, shape);
+  if (a) m = Memo{bytes, ranks, args.memType, commutative, shape, a};
   return a;
 }
 
@@ -374,12 +392,15 @@ void reloadSelection() {
   overrides().load();
 }
 size_t segmentBytes() { return overrides().segment; }
+size_t shmSlotBytes() { return overrides().shmSlot; }
 
 void printSelection(FILE* out) {
   Overrides& o = overrides();
   fprintf(out, "collective algorithms (RRT_COLL_<NAME>=<algorithm> forces one; sizes are "
                "bytes per rank)\n");
   fprintf(out, "  segment of pipelined algorithms: %zu bytes (RRT_COLL_SEGMENT)\n", o.segment);
+  fprintf(out, "  slot of the shared-memory allreduce: %zu bytes per rank (RRT_COLL_SHM_SLOT)\n",
+          o.shmSlot);
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);
     fprintf(out, "%s (%s=%s)\n", kKinds[k].name, kKinds[k].env,
@@ -389,8 +410,11 @@ void printSelection(FILE* out) {
         fprintf(out, "    %-20s %s%s%s%s\n", a.name, a.cost,
                 a.flags & kNeedsCommutative ? " [commutative ops only]" : "",
                 a.flags & kNodeAware ? " [table: only across nodes]" : "",
-                a.direct ? " [blocking calls: direct form]" : "");
-    // The choice per size range at a few rank counts: the boundaries of the rules.
+                a.flags & kSharedMemory ? " [blocking calls of a one-node communicator only]"
+                : a.direct              ? " [blocking calls: direct form]"
+                                        : "");
+    // The choice per size range at a few rank counts, for blocking calls of a communicator on
+    // one node (non-blocking ones skip the shared-memory rows): the boundaries of the rules.
     const int kRanks[] = {2, 3, 4, 8, 16};
     for (int p : kRanks) {
       fprintf(out, "  p=%-3d", p);
@@ -405,7 +429,9 @@ void printSelection(FILE* out) {
       for (size_t i = 0; i < edges.size(); ++i) {
         const size_t hi = i + 1 < edges.size() ? edges[i + 1] : kInf;
         const Algorithm* a =
-            o.forced[k] ? o.forced[k] : selectFromTable(kind, edges[i], p, MemType::Host, true);
+            o.forced[k] ? o.forced[k]
+                        : selectFromTable(kind, edges[i], p, MemType::Host, true,
+                                          kShapeSharedMemory | kShapeDirect);
         fprintf(out, " [");
         printSize(out, edges[i]);
         fprintf(out, ",");

@@ -16,6 +16,8 @@
 //                     An algorithm that cannot run a call falls back to the table for it.
 //   RRT_COLL_SEGMENT  segment size of the pipelined algorithms (ring allreduce / reduce_scatter,
 //                     chain bcast), bytes with K/M suffixes; default 64K.
+//   RRT_COLL_SHM_SLOT  each rank's slot in a communicator's shared segment (shm allreduce;
+//                     allreduce_shm.cc), bytes; default 2M.
 #pragma once
 
 #include <cstdio>
@@ -29,6 +31,15 @@ namespace rrt::coll {
 enum AlgoFlags : unsigned {
   kNeedsCommutative = 1u << 0,  // reorders operands: only for commutative ops
   kNodeAware = 1u << 1,         // chosen by the table only for a comm worth a hierarchy
+  kSharedMemory = 1u << 2,      // every rank must share memory with every other (one node);
+                                // blocking calls only: a direct form and no task
+};
+
+// What a call's selection knows beyond its arguments (bits, combined with |).
+enum CallShape : unsigned {
+  kShapeNodeAware = 1u << 0,     // the comm spans several nodes with several ranks on some
+  kShapeSharedMemory = 1u << 1,  // every rank of the comm shares memory with this one
+  kShapeDirect = 1u << 2,        // a blocking call on host buffers: may run a direct form
 };
 
 struct Algorithm {
@@ -55,11 +66,11 @@ const char* kindName(CollKind k);      // "allreduce"
 const char* kindEnvName(CollKind k);   // "RRT_COLL_ALLREDUCE"
 
 // The algorithm for this call (override first, then the table). Never nullptr for valid args.
-// nodeAware: the communicator spans several nodes with several ranks on some (worthHierarchy).
-const Algorithm* select(const CollArgs& args, int ranks, bool nodeAware = false);
+// shape: CallShape bits (a forced algorithm the shape rules out falls back to the table).
+const Algorithm* select(const CollArgs& args, int ranks, unsigned shape = 0);
 // The table's choice alone (no override), for a call of this shape.
 const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, memory::MemType mem,
-                                 bool commutative, bool nodeAware = false);
+                                 bool commutative, unsigned shape = 0);
 const Algorithm* findAlgorithm(CollKind kind, const char* name);
 // Every algorithm of kind (for the tests): fills out, returns how many.
 int algorithmsOf(CollKind kind, const Algorithm** out, int max);
@@ -69,6 +80,7 @@ size_t selectionBytes(const CollArgs& args, int ranks);
 // Re-reads RRT_COLL_* (tests set variables, then reload).
 void reloadSelection();
 size_t segmentBytes();
+size_t shmSlotBytes();  // RRT_COLL_SHM_SLOT
 
 // Prints the overrides in force, the rules, and the algorithm chosen for each collective and
 // size range at a few rank counts. rrt_info calls it.

@@ -65,4 +65,5 @@ RRT_TUNABLE(Cuda,             "CUDA",             "auto",  "CUDA device buffers:
 RRT_TUNABLE(CudaIpc,          "CUDA_IPC",         "on",    "large device-buffer messages between processes on one node by CUDA IPC (on) or the pipelined staging (off)")
 RRT_TUNABLE(CudaChunk,        "CUDA_CHUNK",       "auto",  "chunk of the pipelined staging of device buffers (bytes); auto = 512K..4M by message size")
 RRT_TUNABLE(CollSegment,       "COLL_SEGMENT",     "64K",   "segment size of pipelined collective algorithms (bytes, at least 64)")
+RRT_TUNABLE(CollShmSlot,       "COLL_SHM_SLOT",    "2M",    "each rank's slot in a communicator's shared segment (shm allreduce; bytes, shrunk to 16M per communicator)")
 // clang-format on

@@ -8,4 +8,5 @@ trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/tests/mp"
 ln -s "$top_builddir/rrun" "$t/rrun"
 ln -s "$top_builddir/tests/coll/coll_check" "$t/tests/mp/coll_check"
+ln -s "$top_builddir/tests/coll/coll_shm_race" "$t/tests/mp/coll_shm_race"
 top_builddir=$t "$top_srcdir/tests/mp/run_testlist.sh" "$@" "$top_srcdir/tests/coll/testlist"

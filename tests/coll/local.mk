@@ -5,6 +5,10 @@ check_PROGRAMS += tests/coll/coll_check
 tests_coll_coll_check_SOURCES = tests/coll/coll_check.c
 tests_coll_coll_check_LDADD = librrt.la -lm
 tests_coll_coll_check_LDFLAGS = $(AM_LDFLAGS) -no-install
+check_PROGRAMS += tests/coll/coll_shm_race
+tests_coll_coll_shm_race_SOURCES = tests/coll/coll_shm_race.c
+tests_coll_coll_shm_race_LDADD = librrt.la
+tests_coll_coll_shm_race_LDFLAGS = $(AM_LDFLAGS) -no-install
 TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh
 EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
 	tests/coll/testlist

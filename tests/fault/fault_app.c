@@ -16,6 +16,9 @@
  *                   until a send fails (the ring fills; the transport finds the peer gone).
  *   coll-to-dead    as send-to-dead with rrt_bcast from rank 0 (the blocking collectives' direct
  *                   forms); once one fails, rrt_allreduce and rrt_barrier fail at once too.
+ *   shm-allreduce-to-dead  2 ranks: one 1 MiB allreduce (the shared-memory algorithm; it makes
+ *                   the communicator's segment), then rank 1 kills itself and rank 0 runs the
+ *                   same allreduce, which waits on rank 1's counters until it finds it gone.
  *   segv            rank 1 segfaults inside a job whose other ranks wait in a receive.
  *   abort           rank 1 calls rrt_abort(7) while the others wait in a receive.
  *   exit3           rank 1 exits 3 without finalizing while the others wait in a receive.
@@ -116,6 +119,19 @@ int main(int argc, char **argv) {
       } else {
         say("next send to", 1, rrt_send(msg, 8, RRT_BYTE, 1, 1, RRT_COMM_WORLD));
       }
+    }
+    wait_forever();
+  } else if (!strcmp(mode, "shm-allreduce-to-dead")) {
+    enum { kCount = 1 << 18 };  /* floats: 1 MiB, the shared-memory allreduce at 2 ranks */
+    float *in = calloc(kCount, sizeof *in), *out = calloc(kCount, sizeof *out);
+    if (rank == 0) signal(SIGTERM, SIG_IGN);
+    int rc = rrt_allreduce(in, out, kCount, RRT_FLOAT, RRT_SUM, RRT_COMM_WORLD);
+    if (rc != RRT_SUCCESS) say("first allreduce with live", 1, rc);
+    rrt_barrier(RRT_COMM_WORLD);
+    if (rank == 1) raise(SIGKILL);
+    if (rank == 0) {
+      usleep(100 * 1000);
+      say("shm allreduce with", 1, rrt_allreduce(in, out, kCount, RRT_FLOAT, RRT_SUM, RRT_COMM_WORLD));
     }
     wait_forever();
   } else if (!strcmp(mode, "segv")) {

@@ -79,6 +79,13 @@ expect_line "collectives with a dead rank: allreduce error" '^rank 0: allreduce 
 expect_line "collectives with a dead rank: barrier error" '^rank 0: barrier with dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
 after "collectives with a dead rank"
 
+# A rank dies while the other waits in the shared-memory allreduce (on its counters, with no
+# message in flight): the wait notices within its liveness period and returns the error.
+run 2 shm-allreduce-to-dead
+expect_rc "shared-memory allreduce with a dead rank" 137
+expect_line "shared-memory allreduce with a dead rank: error" '^rank 0: shm allreduce with dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+after "shared-memory allreduce with a dead rank"
+
 # (In a sanitizer build the rank must really die of SIGSEGV, not have ASan report and exit 1.)
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" run 4 segv
 expect_rc "segfault" 139

@@ -218,10 +218,12 @@ std::function<std::vector<uint32_t>(int p)> gNodes;
 // Only this algorithm (NodeAware below); nullptr: all.
 const char* gOnly = nullptr;
 
+// Not the shared-memory algorithms: they need processes that share a segment (one process
+// here would wait for itself); tests/coll runs them (coll_check, coll_shm_race).
 std::vector<const Algorithm*> selected(CollKind k) {
   std::vector<const Algorithm*> out;
   for (const Algorithm* a : algos(k))
-    if (!gOnly || std::string(a->name) == gOnly) out.push_back(a);
+    if ((!gOnly || std::string(a->name) == gOnly) && !(a->flags & kSharedMemory)) out.push_back(a);
   return out;
 }
 

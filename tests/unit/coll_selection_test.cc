@@ -55,6 +55,48 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Barrier, 0, 9), "dissemination");
 }
 
+// The shared-memory allreduce: only for blocking calls on host buffers of a communicator whose
+// ranks all share memory, from the sizes where it wins; forcing it elsewhere falls back.
+TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
+  const unsigned one = kShapeSharedMemory | kShapeDirect;
+  auto pick = [](size_t b, int p, unsigned shape, bool c = true) {
+    return std::string(selectFromTable(CollKind::Allreduce, b, p, MemType::Host, c, shape)->name);
+  };
+  EXPECT_EQ(pick(4 << 20, 2, one), "shm");
+  EXPECT_EQ(pick(256 << 10, 2, one), "shm");
+  EXPECT_EQ(pick((256 << 10) - 1, 2, one), "rabenseifner");
+  EXPECT_EQ(pick(16 << 10, 3, one), "shm");
+  EXPECT_EQ(pick((16 << 10) - 1, 3, one), "recursive_doubling");
+  EXPECT_EQ(pick(8 << 10, 4, one), "shm");
+  EXPECT_EQ(pick((8 << 10) - 1, 4, one), "recursive_doubling");
+  EXPECT_EQ(pick(4 << 20, 4, one, false), "recursive_doubling");  // not commutative
+  EXPECT_EQ(pick(4 << 20, 4, kShapeSharedMemory), "rabenseifner");  // non-blocking
+  EXPECT_EQ(pick(4 << 20, 4, kShapeDirect), "rabenseifner");        // not all on one node
+  EXPECT_EQ(pick(4 << 20, 2, kShapeDirect), "ring");
+  EXPECT_EQ(pick(64 << 10, 4, kShapeDirect | kShapeNodeAware), "hierarchical");
+
+  CollArgs a;
+  a.kind = CollKind::Allreduce;
+  a.count = 1;
+  a.typeSize = 4;
+  a.reducer.commutative = true;
+  setenv("RRT_COLL_ALLREDUCE", "shm", 1);
+  reloadSelection();
+  EXPECT_STREQ(select(a, 4, one)->name, "shm");
+  EXPECT_STREQ(select(a, 4, kShapeSharedMemory)->name, "recursive_doubling");
+  EXPECT_STREQ(select(a, 4, kShapeDirect)->name, "recursive_doubling");
+  a.reducer.commutative = false;
+  EXPECT_STREQ(select(a, 4, one)->name, "recursive_doubling");
+  unsetenv("RRT_COLL_ALLREDUCE");
+  reloadSelection();
+  EXPECT_EQ(shmSlotBytes(), 2u << 20);
+  setenv("RRT_COLL_SHM_SLOT", "64K", 1);
+  reloadSelection();
+  EXPECT_EQ(shmSlotBytes(), 64u << 10);
+  unsetenv("RRT_COLL_SHM_SLOT");
+  reloadSelection();
+}
+
 // select() remembers the table's last answer per kind: whatever order the calls come in, it
 // answers what the table does (a stale memo would answer the previous call's question).
 TEST(CollSelection, RememberedAnswersMatchTheTable) {

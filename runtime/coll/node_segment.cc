@@ -1,0 +1,202 @@
+// The communicator's shared-memory segment: creation and attachment over the call's messages,
+// and the counter wait. See node_segment.h.
+#include "runtime/coll/node_segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "runtime/coll/direct.h"
+#include "runtime/core/log.h"
+#include "runtime/core/progress.h"
+#include "runtime/transport/shm/cma.h"
+
+namespace rrt::coll {
+namespace {
+
+constexpr uint64_t kMagic = 0x7272742d636f6c31ull;  // "rrt-col1"
+constexpr size_t kLine = 64;
+constexpr size_t kPage = 4096;
+constexpr double kLivenessSeconds = 0.01;
+
+// Line 0: the header; then per rank one line with its pid and one per counter; then the slots.
+struct Header {
+  uint64_t magic;
+  uint64_t slotBytes;
+  uint32_t size;
+};
+static_assert(sizeof(Header) <= kLine, "the header is one line");
+
+constexpr size_t kLinesPerRank = 1 + NodeSegment::kCounters;
+size_t controlBytes(int size) { return kLine * (1 + kLinesPerRank * static_cast<size_t>(size)); }
+size_t slotsOffset(int size) { return (controlBytes(size) + kPage - 1) / kPage * kPage; }
+int32_t* pidOf(char* base, int r) {
+  return reinterpret_cast<int32_t*>(base + kLine * (1 + kLinesPerRank * static_cast<size_t>(r)));
+}
+
+// Rank 0's offer: the name to map, or why there is none.
+struct Offer {
+  int32_t status;
+  uint32_t pad;
+  uint64_t bytes;
+  char name[80];
+};
+
+std::string newName(const Direct& d) {
+  static unsigned made = 0;  // segments this process created: names stay unique
+  const P2p& p = p2p();
+  const std::string job = p.jobId ? p.jobId() : "local" + std::to_string(getpid());
+  return "/rrt-" + job + "-c" + std::to_string(d.comm().worldRank(0)) + "-" +
+         std::to_string(made++);
+}
+
+// Maps name (created when create), bytes long: the mapping, or nullptr with a warning.
+char* mapSegment(const char* name, size_t bytes, bool create) {
+  const int fd = create ? shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600) : shm_open(name, O_RDWR, 0);
+  if (fd < 0) {
+    RRT_WARN("coll: shm_open(%s) failed: %s", name, strerror(errno));
+    return nullptr;
+  }
+  void* p = MAP_FAILED;
+  if (create) {
+    const int e = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
+    if (e != 0) RRT_WARN("coll: cannot size %s to %zu bytes: %s", name, bytes, strerror(e));
+    else p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  } else {
+    struct stat st;
+    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes)
+      RRT_WARN("coll: %s is not the size offered", name);
+    else p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  }
+  if (p == MAP_FAILED && errno) RRT_DEBUG("coll: mmap of %s: %s", name, strerror(errno));
+  close(fd);
+  if (create && p == MAP_FAILED) shm_unlink(name);
+  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+}
+
+}  // namespace
+
+Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegment>* out) {
+  out->reset();
+  const int p = d.size(), me = d.rank();
+  slotBytes = (slotBytes + kPage - 1) / kPage * kPage;
+  const size_t bytes = slotsOffset(p) + slotBytes * static_cast<size_t>(p);
+  Offer offer{};
+  char* base = nullptr;
+  std::string name;
+  if (me == 0) {
+    name = newName(d);
+    offer.bytes = bytes;
+    snprintf(offer.name, sizeof offer.name, "%s", name.c_str());
+    base = name.size() < sizeof offer.name ? mapSegment(offer.name, bytes, true) : nullptr;
+    offer.status = static_cast<int32_t>(base ? Status::Ok : Status::ErrNoMemory);
+    if (base) {
+      Header h{kMagic, slotBytes, static_cast<uint32_t>(p)};
+      std::memcpy(base, &h, sizeof h);  // posix_fallocate zeroed the rest: every counter is 0
+    }
+    for (int r = 1; r < p; ++r) RRT_TRY(d.send(r, &offer, sizeof offer));
+  } else {
+    RRT_TRY(d.recv(0, &offer, sizeof offer));
+  }
+  Status s = d.wait();
+  if (s != Status::Ok) {
+    if (base) {
+      munmap(base, bytes);
+      shm_unlink(offer.name);
+    }
+    return s;
+  }
+  if (me != 0 && offer.status == static_cast<int32_t>(Status::Ok)) {
+    offer.name[sizeof offer.name - 1] = '\0';
+    base = offer.bytes == bytes ? mapSegment(offer.name, bytes, false) : nullptr;
+    Header h;
+    if (base) std::memcpy(&h, base, sizeof h);
+    if (base && (h.magic != kMagic || h.slotBytes != slotBytes || h.size != static_cast<uint32_t>(p))) {
+      RRT_WARN("coll: %s is not the segment this communicator agreed on", offer.name);
+      munmap(base, bytes);
+      base = nullptr;
+    }
+  }
+  if (base) *pidOf(base, me) = static_cast<int32_t>(getpid());
+
+  // Answers to rank 0, then rank 0's verdict: all or nobody uses it.
+  int32_t mine = base ? 1 : 0, verdict = mine;
+  std::vector<int32_t> answers(static_cast<size_t>(p), 0);
+  if (me == 0) {
+    for (int r = 1; r < p; ++r) RRT_TRY(d.recv(r, &answers[static_cast<size_t>(r)], sizeof(int32_t)));
+    s = d.wait();
+    if (base) shm_unlink(offer.name);  // every rank mapped it or never will
+    if (s == Status::Ok) {
+      for (int r = 1; r < p; ++r) verdict &= answers[static_cast<size_t>(r)];
+      for (int r = 1; r < p; ++r) RRT_TRY(d.send(r, &verdict, sizeof verdict));
+      s = d.wait();
+    }
+  } else {
+    RRT_TRY(d.send(0, &mine, sizeof mine));
+    RRT_TRY(d.recv(0, &verdict, sizeof verdict));
+    s = d.wait();
+  }
+  if (s != Status::Ok || !verdict) {
+    if (base) munmap(base, bytes);
+    if (s == Status::Ok && me == 0)
+      RRT_WARN("coll: no shared segment for communicator %d: the shared-memory algorithms fall "
+               "back to point-to-point ones on it", d.comm().handle);
+    return s;
+  }
+  std::unique_ptr<NodeSegment> seg(new NodeSegment());
+  seg->base_ = base;
+  seg->bytes_ = bytes;
+  seg->slots_ = base + slotsOffset(p);
+  seg->slotBytes_ = slotBytes;
+  seg->rank_ = me;
+  seg->size_ = p;
+  for (int r = 0; r < p; ++r) seg->worldRanks_.push_back(d.comm().worldRank(r));
+  *out = std::move(seg);
+  return Status::Ok;
+}
+
+NodeSegment::~NodeSegment() {
+  if (base_) munmap(base_, bytes_);
+}
+
+std::atomic<uint64_t>& NodeSegment::counter(int r, int c) const {
+  char* line = base_ + kLine * (1 + kLinesPerRank * static_cast<size_t>(r) + 1 + static_cast<size_t>(c));
+  return *reinterpret_cast<std::atomic<uint64_t>*>(line);
+}
+
+Status NodeSegment::waitSlow(int r, int c, uint64_t v) {
+  struct Wait {
+    NodeSegment* seg;
+    int r, c;
+    uint64_t v;
+    uint32_t polls = 0;
+    double lastLook = 0;
+    bool dead = false;
+  } w{this, r, c, v};
+  const Status s = core::waitFor([&w] {
+    if (w.seg->load(w.r, w.c) >= w.v) return true;
+    if ((++w.polls & 0xff) != 0) return false;
+    const double t = core::now();
+    if (w.lastLook == 0) w.lastLook = t;
+    if (t - w.lastLook < kLivenessSeconds) return false;
+    w.lastLook = t;
+    const pid_t pid = *pidOf(w.seg->base_, w.r);
+    // Looked at again after: it may have counted and exited since.
+    w.dead = !transport::shm::processAlive(pid) && w.seg->load(w.r, w.c) < w.v;
+    return w.dead;
+  });
+  if (s != Status::Ok) return s;
+  if (!w.dead) return Status::Ok;
+  const int world = worldRanks_[static_cast<size_t>(r)];
+  RRT_DEBUG("coll: rank %d (world %d) died during a shared-memory collective", r, world);
+  if (p2p().peerFailed) p2p().peerFailed(world);
+  return Status::ErrProcFailed;
+}
+
+}  // namespace rrt::coll

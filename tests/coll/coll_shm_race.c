@@ -1,0 +1,137 @@
+/* Back-to-back blocking allreduces whose inputs change with every call, meant for the
+ * shared-memory allreduce (runtime/coll/allreduce_shm.cc) with tiny slots (RRT_COLL_SHM_SLOT,
+ * so that every call has many pieces and each slot buffer is reused within a few pieces) and
+ * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
+ * before its writer finished it, or a buffer written again while a peer still reads it, gives
+ * a wrong integer sum, which every rank checks exactly. Calls alternate between COMM_WORLD and
+ * a split communicator (two segments in use at once), in place and not, with sizes that change
+ * every call; float16 sums of small integers (exact) check another element size.
+ *
+ *   coll_shm_race [ITERATIONS]   (default 400)
+ * Prints "PASS coll_shm_race" on rank 0, "FAIL ..." lines otherwise. */
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <rrt/rrt.h>
+
+/* Every call runs even after a failure (the ranks' calls must stay matched); 5 lines at most. */
+#define FAIL(...)                          \
+  do {                                     \
+    if (failures++ < 5) {                  \
+      printf("FAIL rank %d: ", rank);      \
+      printf(__VA_ARGS__);                 \
+      printf("\n");                        \
+      fflush(stdout);                      \
+    }                                      \
+  } while (0)
+
+static int rank, failures;
+
+/* Same sequence on every rank: the sizes. */
+static uint32_t next(uint32_t* s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 8;
+}
+
+static void pause_now_and_then(uint32_t* s) {
+  const uint32_t r = next(s) % 16;
+  if (r == 0) {
+    struct timespec ts = {0, (long)(next(s) % 200) * 1000};
+    nanosleep(&ts, NULL);
+  } else if (r < 4) {
+    sched_yield();
+  }
+}
+
+/* float16 encoding of a small non-negative integer (exact below 2048). */
+static uint16_t half_of(unsigned v) {
+  if (v == 0) return 0;
+  int e = 31 - __builtin_clz(v);
+  unsigned mant = (v << (10 - e)) & 0x3ff;
+  return (uint16_t)(((e + 15) << 10) | mant);
+}
+
+static int check_int64(rrt_comm_t comm, int it, size_t count, int in_place, int64_t* in, int64_t* out) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  for (size_t i = 0; i < count; i++) in[i] = (int64_t)r * 1000003 + (int64_t)it * 31 + (int64_t)i;
+  int rc;
+  if (in_place) {
+    memcpy(out, in, count * sizeof *in);
+    rc = rrt_allreduce(RRT_IN_PLACE, out, count, RRT_INT64, RRT_SUM, comm);
+  } else {
+    rc = rrt_allreduce(in, out, count, RRT_INT64, RRT_SUM, comm);
+  }
+  if (rc != RRT_SUCCESS) {
+    FAIL("call %d: rrt_allreduce returned %d", it, rc);
+    return 1;
+  }
+  const int64_t ranks = (int64_t)p * (p - 1) / 2 * 1000003;
+  for (size_t i = 0; i < count; i++) {
+    const int64_t want = ranks + (int64_t)p * ((int64_t)it * 31 + (int64_t)i);
+    if (out[i] != want) {
+      FAIL("call %d (%zu int64, %s, %d ranks): element %zu is %lld, want %lld", it, count,
+           in_place ? "in place" : "out of place", p, i, (long long)out[i], (long long)want);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static int check_half(rrt_comm_t comm, int it, size_t count, uint16_t* in, uint16_t* out) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  for (size_t i = 0; i < count; i++) in[i] = half_of((unsigned)((r + it + i) % 64));
+  if (rrt_allreduce(in, out, count, RRT_FLOAT16, RRT_SUM, comm) != RRT_SUCCESS) {
+    FAIL("call %d: float16 rrt_allreduce failed", it);
+    return 1;
+  }
+  for (size_t i = 0; i < count; i++) {
+    unsigned want = 0;
+    for (int q = 0; q < p; q++) want += (unsigned)((q + it + i) % 64);
+    if (out[i] != half_of(want)) {
+      FAIL("call %d (%zu float16): element %zu is 0x%04x, want 0x%04x", it, count, i, out[i],
+           half_of(want));
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  const int iterations = argc > 1 ? atoi(argv[1]) : 400;
+  if (rrt_init(&argc, &argv) != RRT_SUCCESS) return 1;
+  int size;
+  rrt_comm_rank(RRT_COMM_WORLD, &rank);
+  rrt_comm_size(RRT_COMM_WORLD, &size);
+  rrt_comm_t half;
+  if (rrt_comm_split(RRT_COMM_WORLD, rank % 2, rank, &half) != RRT_SUCCESS) return 1;
+
+  const size_t max_count = 40000;
+  int64_t* in = malloc(max_count * sizeof *in);
+  int64_t* out = malloc(max_count * sizeof *out);
+  uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
+  for (int it = 0; it < iterations; it++) {
+    const size_t count = 1 + next(&sizes) % max_count;
+    const rrt_comm_t comm = it % 3 == 2 ? half : RRT_COMM_WORLD;
+    pause_now_and_then(&pauses);
+    if (it % 5 == 4)
+      check_half(comm, it, count, (uint16_t*)in, (uint16_t*)out);
+    else
+      check_int64(comm, it, count, it % 4 == 1, in, out);
+  }
+  int bad = failures, total = 0;
+  rrt_allreduce(&bad, &total, 1, RRT_INT32, RRT_SUM, RRT_COMM_WORLD);
+  if (rank == 0 && total == 0) printf("PASS coll_shm_race (%d ranks)\n", size);
+  free(in);
+  free(out);
+  rrt_comm_free(&half);
+  rrt_finalize();
+  return total ? 1 : 0;
+}
