@@ -52,6 +52,7 @@ RRT_COLL_DIRECT(bcastBinomialDirect);
 RRT_COLL_DIRECT(bcastLinearDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(reduceLinearDirect);
+RRT_COLL_DIRECT(reduceShmDirect);
 RRT_COLL_DIRECT(allreduceRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allreduceShmDirect);
 RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);

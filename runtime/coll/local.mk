@@ -29,7 +29,9 @@ librrtint_la_SOURCES += \
 	runtime/coll/allreduce_recursive_doubling.cc runtime/coll/allreduce_rabenseifner.cc \
 	runtime/coll/ring_pipeline.h runtime/coll/ring_pipeline.cc runtime/coll/allreduce_ring.cc \
 	runtime/coll/allreduce_hierarchical.cc \
-	runtime/coll/node_segment.h runtime/coll/node_segment.cc runtime/coll/allreduce_shm.cc \
+	runtime/coll/node_segment.h runtime/coll/node_segment.cc \
+	runtime/coll/shm_reduction.h runtime/coll/shm_reduction.cc \
+	runtime/coll/allreduce_shm.cc runtime/coll/reduce_shm.cc \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
 	runtime/coll/allgather_scattered.cc \

@@ -1,5 +1,5 @@
 // A communicator's shared-memory segment for collectives whose ranks all live on one node
-// (allreduce_shm.cc): one slot of memory per rank that every rank of the communicator can load
+// (shm_reduction.h): one slot of memory per rank that every rank of the communicator can load
 // from, and per rank a few monotonic counters that say how far it got.
 //
 // Why: a rank of the p2p algorithms cannot address its peers' memory. Every byte it gets from
@@ -38,7 +38,7 @@ class Direct;
 
 class NodeSegment {
  public:
-  static constexpr int kCounters = 2;  // per rank; what they count is the algorithm's business
+  static constexpr int kCounters = 3;  // per rank; what they count is the algorithm's business
 
   // Collective over d's communicator (every rank calls it with the same slotBytes): Ok with
   // *out set, Ok with *out null when the segment could not be made on some rank (a warning

@@ -66,6 +66,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log p) (alpha + n beta + n gamma)", reduceBinomialDirect},
   {CK::Reduce,    "linear",             makeReduceLinear,               0,
    "alpha + (p-1) n (beta + gamma) at the root", reduceLinearDirect},
+  {CK::Reduce,    "shm",                nullptr,                        kNeedsCommutative | kSharedMemory,
+   "3 (p-1) n/(p s) counter waits + n copy + (p-1)/p n (load + gamma), + (p-1)/p n load at the root", reduceShmDirect},
   {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "recursive_doubling", makeAllreduceRecursiveDoubling, 0,
@@ -75,7 +77,7 @@ const Algorithm kAlgorithms[] = {
   {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
    "2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, segmented"},
   {CK::Allreduce, "shm",                nullptr,                        kNeedsCommutative | kSharedMemory,
-   "2 (p-1) n/(p s) counter waits + n copy + 2 (p-1)/p n load + (p-1)/p n gamma, pieces s", allreduceShmDirect},
+   "3 (p-1) n/(p s) counter waits + n copy + 2 (p-1)/p n load + (p-1)/p n gamma, pieces s", allreduceShmDirect},
   {CK::Allreduce, "hierarchical",       makeAllreduceHierarchical,      kNeedsCommutative | kNodeAware,
    "2 ceil(log q) (alpha_l + n beta_l) + ceil(log m) (alpha_r + n beta_r + n gamma), m nodes of q"},
   {CK::Allgather, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
@@ -152,6 +154,12 @@ const Rule kRules[] = {
   // 4..8 ranks below 256K: linear, every non-root sends and leaves (4 ranks, 8 B-4K:
   // 2.3-2.8 us, binomial 2.7-4.1; 8 ranks 2.5-3.5 / 5.6-8.9; 128K: 32 / 35 and 61 / 102).
   // 3 ranks: binomial is already flat (0 <- 1, 0 <- 2).
+  // Blocking calls of a communicator on one node, through its shared segment where that beats
+  // the messages (2 ranks 256K: 30-34 / 46-47 us, 4M: 371-393 / 284-309; 4 ranks 128K: 31-32 /
+  // 59-62, 1M: 95-105 / 189-237; 8 ranks 256K: 208 / 229; 3 ranks: binomial, 2x ahead).
+  {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     256*K, 1*M,   "shm"},
+  {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     128*K, kInf,  "shm"},
+  {CK::Reduce,    MemType::Host, 5, kAnyRanks, RankClass::Any,     256*K, kInf,  "shm"},
   {CK::Reduce,    MemType::Host, 4, 8,         RankClass::Any,     0,     256*K, "linear"},
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
   {CK::Reduce,    MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     64*K,  "binomial"},

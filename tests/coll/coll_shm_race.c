@@ -1,11 +1,12 @@
-/* Back-to-back blocking allreduces whose inputs change with every call, meant for the
- * shared-memory allreduce (runtime/coll/allreduce_shm.cc) with tiny slots (RRT_COLL_SHM_SLOT,
+/* Back-to-back blocking allreduces and reduces whose inputs change with every call, meant for the
+ * shared-memory reductions (runtime/coll/shm_reduction.h) with tiny slots (RRT_COLL_SHM_SLOT,
  * so that every call has many pieces and each slot buffer is reused within a few pieces) and
  * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
  * before its writer finished it, or a buffer written again while a peer still reads it, gives
  * a wrong integer sum, which every rank checks exactly. Calls alternate between COMM_WORLD and
- * a split communicator (two segments in use at once), in place and not, with sizes that change
- * every call; float16 sums of small integers (exact) check another element size.
+ * a split communicator (two segments in use at once), allreduce and reduce (to a root that
+ * changes), in place and not, with sizes that change every call; float16 sums of small
+ * integers (exact) check another element size.
  *
  *   coll_shm_race [ITERATIONS]   (default 400)
  * Prints "PASS coll_shm_race" on rank 0, "FAIL ..." lines otherwise. */
@@ -55,28 +56,36 @@ static uint16_t half_of(unsigned v) {
   return (uint16_t)(((e + 15) << 10) | mant);
 }
 
-static int check_int64(rrt_comm_t comm, int it, size_t count, int in_place, int64_t* in, int64_t* out) {
+/* root < 0: allreduce; else reduce to root % size (checked there). */
+static int check_int64(rrt_comm_t comm, int it, size_t count, int in_place, int root, int64_t* in,
+                       int64_t* out) {
   int r, p;
   rrt_comm_rank(comm, &r);
   rrt_comm_size(comm, &p);
+  if (root >= 0) root %= p;
   for (size_t i = 0; i < count; i++) in[i] = (int64_t)r * 1000003 + (int64_t)it * 31 + (int64_t)i;
   int rc;
-  if (in_place) {
+  const int gets = root < 0 || root == r;
+  if (in_place && gets) {
     memcpy(out, in, count * sizeof *in);
-    rc = rrt_allreduce(RRT_IN_PLACE, out, count, RRT_INT64, RRT_SUM, comm);
+    rc = root < 0 ? rrt_allreduce(RRT_IN_PLACE, out, count, RRT_INT64, RRT_SUM, comm)
+                  : rrt_reduce(RRT_IN_PLACE, out, count, RRT_INT64, RRT_SUM, root, comm);
   } else {
-    rc = rrt_allreduce(in, out, count, RRT_INT64, RRT_SUM, comm);
+    rc = root < 0 ? rrt_allreduce(in, out, count, RRT_INT64, RRT_SUM, comm)
+                  : rrt_reduce(in, gets ? out : NULL, count, RRT_INT64, RRT_SUM, root, comm);
   }
   if (rc != RRT_SUCCESS) {
-    FAIL("call %d: rrt_allreduce returned %d", it, rc);
+    FAIL("call %d: %s returned %d", it, root < 0 ? "rrt_allreduce" : "rrt_reduce", rc);
     return 1;
   }
+  if (!gets) return 0;
   const int64_t ranks = (int64_t)p * (p - 1) / 2 * 1000003;
   for (size_t i = 0; i < count; i++) {
     const int64_t want = ranks + (int64_t)p * ((int64_t)it * 31 + (int64_t)i);
     if (out[i] != want) {
-      FAIL("call %d (%zu int64, %s, %d ranks): element %zu is %lld, want %lld", it, count,
-           in_place ? "in place" : "out of place", p, i, (long long)out[i], (long long)want);
+      FAIL("call %d (%s, %zu int64, %s, %d ranks): element %zu is %lld, want %lld", it,
+           root < 0 ? "allreduce" : "reduce", count, in_place ? "in place" : "out of place", p, i,
+           (long long)out[i], (long long)want);
       return 1;
     }
   }
@@ -124,7 +133,7 @@ int main(int argc, char** argv) {
     if (it % 5 == 4)
       check_half(comm, it, count, (uint16_t*)in, (uint16_t*)out);
     else
-      check_int64(comm, it, count, it % 4 == 1, in, out);
+      check_int64(comm, it, count, it % 4 == 1, it % 3 == 1 ? (int)(next(&sizes) % 64) : -1, in, out);
   }
   int bad = failures, total = 0;
   rrt_allreduce(&bad, &total, 1, RRT_INT32, RRT_SUM, RRT_COMM_WORLD);

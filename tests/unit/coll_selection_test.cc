@@ -74,6 +74,16 @@ TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
   EXPECT_EQ(pick(4 << 20, 4, kShapeDirect), "rabenseifner");        // not all on one node
   EXPECT_EQ(pick(4 << 20, 2, kShapeDirect), "ring");
   EXPECT_EQ(pick(64 << 10, 4, kShapeDirect | kShapeNodeAware), "hierarchical");
+  auto reduce = [](size_t b, int p, unsigned shape) {
+    return std::string(selectFromTable(CollKind::Reduce, b, p, MemType::Host, true, shape)->name);
+  };
+  EXPECT_EQ(reduce(256 << 10, 2, one), "shm");
+  EXPECT_EQ(reduce(1 << 20, 2, one), "binomial");
+  EXPECT_EQ(reduce(128 << 10, 4, one), "shm");
+  EXPECT_EQ(reduce((128 << 10) - 1, 4, one), "linear");
+  EXPECT_EQ(reduce(4 << 20, 3, one), "binomial");
+  EXPECT_EQ(reduce(256 << 10, 8, one), "shm");
+  EXPECT_EQ(reduce(256 << 10, 8, kShapeSharedMemory), "rabenseifner");
 
   CollArgs a;
   a.kind = CollKind::Allreduce;
