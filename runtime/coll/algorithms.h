@@ -59,6 +59,7 @@ RRT_COLL_DIRECT(allgatherRecursiveDoublingDirect);
 RRT_COLL_DIRECT(allgatherBruckDirect);
 RRT_COLL_DIRECT(allgatherRingDirect);
 RRT_COLL_DIRECT(allgatherScatteredDirect);
+RRT_COLL_DIRECT(allgatherShmDirect);
 RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
 RRT_COLL_DIRECT(alltoallScatteredDirect);

@@ -124,11 +124,11 @@ unsigned commShape(proto::Comm& comm) { return commState(comm).shape; }
 
 }  // namespace
 
-Status commNodeSegment(Direct& d, size_t slotBytes, NodeSegment** out) {
+Status commNodeSegment(Direct& d, NodeSegment** out) {
   CommState& st = commState(d.comm());
   if (!st.segmentTried) {
     st.segmentTried = true;
-    RRT_TRY(NodeSegment::open(d, slotBytes, &st.segment));
+    RRT_TRY(NodeSegment::open(d, NodeSegment::slotBytesFor(d.size()), &st.segment));
   }
   *out = st.segment.get();
   return Status::Ok;

@@ -34,7 +34,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/allreduce_shm.cc runtime/coll/reduce_shm.cc \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
-	runtime/coll/allgather_scattered.cc \
+	runtime/coll/allgather_scattered.cc runtime/coll/allgather_shm.cc \
 	runtime/coll/alltoall_bruck.cc runtime/coll/alltoall_pairwise.cc \
 	runtime/coll/alltoall_scattered.cc \
 	runtime/coll/alltoallv_pairwise.cc runtime/coll/alltoallv_scattered.cc \

@@ -8,11 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "runtime/coll/direct.h"
+#include "runtime/coll/selection.h"
 #include "runtime/core/log.h"
 #include "runtime/core/progress.h"
 #include "runtime/transport/shm/cma.h"
@@ -154,11 +156,17 @@ Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegmen
   seg->bytes_ = bytes;
   seg->slots_ = base + slotsOffset(p);
   seg->slotBytes_ = slotBytes;
+  seg->bufferBytes_ = slotBytes / kBuffers / 64 * 64;
   seg->rank_ = me;
   seg->size_ = p;
   for (int r = 0; r < p; ++r) seg->worldRanks_.push_back(d.comm().worldRank(r));
   *out = std::move(seg);
   return Status::Ok;
+}
+
+size_t NodeSegment::slotBytesFor(int p) {
+  const size_t slot = std::min(shmSlotBytes(), kMaxSegmentBytes / static_cast<size_t>(p));
+  return std::max<size_t>(kPage, slot / kPage * kPage);
 }
 
 NodeSegment::~NodeSegment() {

@@ -19,9 +19,16 @@
 // Counters: counter(rank, c) is written only by its rank (release) and read by the others
 // (acquire), each in its own cache line. They never go back, so a value names one point of
 // the communicator's whole history of calls and a slow rank can never be confused with a fast
-// one's next call. waitAtLeast() is the only wait: it keeps rrt's progress engine running, and
+// one's next call. waitAtLeast() is the only wait: it keeps rrt's progress running, and
 // when the rank it waits for has died (looked at every 10 ms) it reports the peer to the
 // protocol layer (whose failure policy then applies) and returns ErrProcFailed.
+//
+// Pieces: every algorithm on the segment moves its data in pieces numbered by one sequence
+// that all ranks advance alike (sequence()); piece g lives in buffer g mod kBuffers of a slot.
+// The rules that keep algorithms from overwriting what a peer still reads, whatever ran before
+// on the communicator: a rank writes into its buffer of piece g only after waitBufferFree(g)
+// (every rank's kDone covers piece g - kBuffers), and counts kDone for piece g only once it
+// read everything of piece g it will ever read. kIn and kReduced say what the algorithm says.
 #pragma once
 
 #include <atomic>
@@ -38,19 +45,33 @@ class Direct;
 
 class NodeSegment {
  public:
-  static constexpr int kCounters = 3;  // per rank; what they count is the algorithm's business
+  enum Counter { kIn = 0, kReduced = 1, kDone = 2 };
+  static constexpr int kCounters = 3;
+  static constexpr int kBuffers = 4;  // per slot, for pieces in turn
 
   // Collective over d's communicator (every rank calls it with the same slotBytes): Ok with
   // *out set, Ok with *out null when the segment could not be made on some rank (a warning
   // names why), or the error of the messages (a dead peer).
   static Status open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegment>* out);
+  // The slot size open() is given for p ranks: RRT_COLL_SHM_SLOT within kMaxSegmentBytes.
+  static size_t slotBytesFor(int p);
   ~NodeSegment();
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;
 
-  size_t slotBytes() const { return slotBytes_; }
-  // Rank r's slot: slotBytes, 4096-aligned.
-  char* slot(int r) const { return slots_ + static_cast<size_t>(r) * slotBytes_; }
+  // Rank r's buffer of piece g: bufferBytes, 64-byte aligned.
+  size_t bufferBytes() const { return bufferBytes_; }
+  char* buffer(int r, uint64_t g) const {
+    return slots_ + static_cast<size_t>(r) * slotBytes_ + g % kBuffers * bufferBytes_;
+  }
+  // Waits until no rank reads the own buffer of piece g any more (their kDone covers
+  // g - kBuffers): Ok, or waitAtLeast's errors.
+  Status waitBufferFree(uint64_t g) {
+    if (g < kBuffers) return Status::Ok;
+    for (int j = 0; j < size_; ++j)
+      if (j != rank_) RRT_TRY(waitAtLeast(j, kDone, g - kBuffers + 1));
+    return Status::Ok;
+  }
 
   uint64_t load(int r, int c) const { return counter(r, c).load(std::memory_order_acquire); }
   void store(int c, uint64_t v) { counter(rank_, c).store(v, std::memory_order_release); }
@@ -72,15 +93,18 @@ class NodeSegment {
   size_t bytes_ = 0;
   char* slots_ = nullptr;
   size_t slotBytes_ = 0;
+  size_t bufferBytes_ = 0;
   int rank_ = 0;
   int size_ = 0;
   std::vector<int> worldRanks_;  // of the communicator's ranks, for failure reports
   uint64_t sequence_ = 0;
 };
 
-// The segment of d's communicator, made by its first call (NodeSegment::open with slotBytes,
-// collective: every rank of the communicator calls this at the same point) and kept with the
-// communicator; *out null when it could not be made (then never tried again on it).
-Status commNodeSegment(Direct& d, size_t slotBytes, NodeSegment** out);
+// The segment of d's communicator, made by its first call (NodeSegment::open, collective: every
+// rank of the communicator calls this at the same point) and kept with the communicator; *out
+// null when it could not be made (then never tried again on it). Its slots are
+// RRT_COLL_SHM_SLOT bytes, shrunk so that a segment stays within kMaxSegmentBytes.
+constexpr size_t kMaxSegmentBytes = 16u << 20;
+Status commNodeSegment(Direct& d, NodeSegment** out);
 
 }  // namespace rrt::coll

@@ -6,27 +6,16 @@
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/node_segment.h"
 #include "runtime/coll/patterns.h"
-#include "runtime/coll/selection.h"
 
 namespace rrt::coll {
 namespace {
 
-enum Counter { kIn = 0, kReduced = 1, kDone = 2 };
-static_assert(NodeSegment::kCounters >= 3, "three counters per rank");
-constexpr int kDepth = 4;                       // slot buffers per rank
-constexpr size_t kChunkBytes = 8 * 1024;        // of the own region's fold (L1)
-constexpr size_t kMaxSegment = 16u << 20;       // bytes of one communicator's segment at most
+constexpr int kIn = NodeSegment::kIn, kReduced = NodeSegment::kReduced, kDone = NodeSegment::kDone;
+constexpr size_t kChunkBytes = 8 * 1024;  // of the own region's fold (L1)
 
-// The piece size s of every region: each rank's slot (RRT_COLL_SHM_SLOT, shrunk so that the
-// segment of p slots stays within kMaxSegment) holds kDepth pieces of p regions; a multiple of
-// 64 bytes. Why a large slot: a slot line that a peer still holds in its cache costs a
-// cross-core invalidation when it is written again, and a buffer reused soon is in that state
-// (2 ranks, 4M: copy-in and fold 2-3x slower with 128K slots than with 2M).
-size_t blockBytes(int p) {
-  const size_t pp = static_cast<size_t>(p);
-  const size_t slot = std::min(shmSlotBytes(), kMaxSegment / pp);
-  return std::max<size_t>(64, slot / (kDepth * pp) / 64 * 64);
-}
+// Why large slots (RRT_COLL_SHM_SLOT, 2M): a slot line that a peer still holds in its cache
+// costs a cross-core invalidation when it is written again, and a buffer reused soon is in
+// that state (2 ranks, 4M: copy-in and fold 2-3x slower with 128K slots than with 2M).
 
 class Pipeline {
  public:
@@ -62,15 +51,12 @@ class Pipeline {
   }
   // Rank j's copy of region i's part of piece k.
   char* block(int j, uint64_t k, int i) const {
-    const uint64_t g = base_ + k;
-    return seg_.slot(j) + (g % kDepth * static_cast<size_t>(p_) + static_cast<size_t>(i)) * s_;
+    return seg_.buffer(j, base_ + k) + static_cast<size_t>(i) * s_;
   }
 
   Status copyIn(uint64_t k) {
     const uint64_t g = base_ + k;
-    if (g >= kDepth)
-      for (int j = 0; j < p_; ++j)
-        if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kDone, g - kDepth + 1));
+    RRT_TRY(seg_.waitBufferFree(g));
     const size_t ts = a_.typeSize;
     for (int i = 0; i < p_; ++i)
       if (i != r_) Direct::copy(block(r_, k, i), in_ + first(i, k) * ts, len(i, k) * ts);
@@ -129,9 +115,9 @@ Status shmReduction(Direct& d, const CollArgs& a, int root) {
     Direct::copy(a.rbuf, inPlace(a.sbuf) ? a.rbuf : a.sbuf, a.count * a.typeSize);
     return Status::Ok;
   }
-  const size_t s = blockBytes(p);
   NodeSegment* seg = nullptr;
-  RRT_TRY(commNodeSegment(d, static_cast<size_t>(kDepth) * p * s, &seg));
+  RRT_TRY(commNodeSegment(d, &seg));
+  const size_t s = seg ? seg->bufferBytes() / static_cast<size_t>(p) / 64 * 64 : 0;
   if (!seg || a.typeSize > s)
     return root < 0 ? allreduceRecursiveDoublingDirect(d, a) : reduceBinomialDirect(d, a);
   return Pipeline(d, a, *seg, s, root).run();

@@ -43,6 +43,7 @@ expect 3 rrt_reduce "reduce linear" RRT_COLL_REDUCE=linear
 expect 3 rrt_allreduce "allreduce recursive_doubling"
 expect 2 rrt_allreduce "allreduce shm" RRT_COLL_ALLREDUCE=shm
 expect 3 rrt_reduce "reduce shm" RRT_COLL_REDUCE=shm
+expect 2 rrt_allgather "allgather shm" RRT_COLL_ALLGATHER=shm
 expect 2 rrt_allgather "allgather recursive_doubling"
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather bruck"

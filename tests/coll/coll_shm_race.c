@@ -1,5 +1,6 @@
-/* Back-to-back blocking allreduces and reduces whose inputs change with every call, meant for the
- * shared-memory reductions (runtime/coll/shm_reduction.h) with tiny slots (RRT_COLL_SHM_SLOT,
+/* Back-to-back blocking allreduces, reduces and allgathers whose inputs change with every call,
+ * meant for the shared-memory algorithms (runtime/coll/shm_reduction.h, allgather_shm.cc) with
+ * tiny slots (RRT_COLL_SHM_SLOT,
  * so that every call has many pieces and each slot buffer is reused within a few pieces) and
  * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
  * before its writer finished it, or a buffer written again while a peer still reads it, gives
@@ -113,6 +114,31 @@ static int check_half(rrt_comm_t comm, int it, size_t count, uint16_t* in, uint1
   return 0;
 }
 
+static int check_allgather(rrt_comm_t comm, int it, size_t count, int in_place, int64_t* in,
+                           int64_t* out) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  const size_t block = count / (size_t)p + 1;
+  int64_t* mine = in_place ? out + (size_t)r * block : in;
+  for (size_t i = 0; i < block; i++) mine[i] = (int64_t)r * 1000003 + (int64_t)it * 31 + (int64_t)i;
+  const int rc = rrt_allgather(in_place ? RRT_IN_PLACE : in, block, RRT_INT64, out, block, RRT_INT64, comm);
+  if (rc != RRT_SUCCESS) {
+    FAIL("call %d: rrt_allgather returned %d", it, rc);
+    return 1;
+  }
+  for (int q = 0; q < p; q++)
+    for (size_t i = 0; i < block; i++) {
+      const int64_t want = (int64_t)q * 1000003 + (int64_t)it * 31 + (int64_t)i;
+      if (out[(size_t)q * block + i] != want) {
+        FAIL("call %d (allgather, %zu int64 per rank, %d ranks): rank %d's element %zu is %lld, want %lld",
+             it, block, p, q, i, (long long)out[(size_t)q * block + i], (long long)want);
+        return 1;
+      }
+    }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 400;
   if (rrt_init(&argc, &argv) != RRT_SUCCESS) return 1;
@@ -124,7 +150,7 @@ int main(int argc, char** argv) {
 
   const size_t max_count = 40000;
   int64_t* in = malloc(max_count * sizeof *in);
-  int64_t* out = malloc(max_count * sizeof *out);
+  int64_t* out = malloc((max_count + 64) * sizeof *out); /* allgather: p blocks of count/p + 1 */
   uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
   for (int it = 0; it < iterations; it++) {
     const size_t count = 1 + next(&sizes) % max_count;
@@ -132,6 +158,8 @@ int main(int argc, char** argv) {
     pause_now_and_then(&pauses);
     if (it % 5 == 4)
       check_half(comm, it, count, (uint16_t*)in, (uint16_t*)out);
+    else if (it % 5 == 2)
+      check_allgather(comm, it, count, it % 2, in, out);
     else
       check_int64(comm, it, count, it % 4 == 1, it % 3 == 1 ? (int)(next(&sizes) % 64) : -1, in, out);
   }

@@ -84,6 +84,15 @@ TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
   EXPECT_EQ(reduce(4 << 20, 3, one), "binomial");
   EXPECT_EQ(reduce(256 << 10, 8, one), "shm");
   EXPECT_EQ(reduce(256 << 10, 8, kShapeSharedMemory), "rabenseifner");
+  auto allgather = [](size_t b, int p, unsigned shape) {
+    return std::string(selectFromTable(CollKind::Allgather, b, p, MemType::Host, true, shape)->name);
+  };
+  EXPECT_EQ(allgather(256 << 10, 2, one), "shm");
+  EXPECT_EQ(allgather(64 << 10, 2, one), "recursive_doubling");
+  EXPECT_EQ(allgather(1 << 10, 4, one), "shm");
+  EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
+  EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
+  EXPECT_EQ(allgather(1 << 20, 16, one), "ring");
 
   CollArgs a;
   a.kind = CollKind::Allreduce;
