@@ -88,7 +88,7 @@ TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
     return std::string(selectFromTable(CollKind::Allgather, b, p, MemType::Host, true, shape)->name);
   };
   EXPECT_EQ(allgather(256 << 10, 2, one), "shm");
-  EXPECT_EQ(allgather(64 << 10, 2, one), "recursive_doubling");
+  EXPECT_EQ(allgather(64 << 10, 2, one), "ring");
   EXPECT_EQ(allgather(1 << 10, 4, one), "shm");
   EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
