@@ -65,18 +65,18 @@ char* mapSegment(const char* name, size_t bytes, bool create) {
     RRT_WARN("coll: shm_open(%s) failed: %s", name, strerror(errno));
     return nullptr;
   }
-  void* p = MAP_FAILED;
+  bool sized = true;
   if (create) {
     const int e = posix_fallocate(fd, 0, static_cast<off_t>(bytes));
     if (e != 0) RRT_WARN("coll: cannot size %s to %zu bytes: %s", name, bytes, strerror(e));
-    else p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    sized = e == 0;
   } else {
     struct stat st;
-    if (fstat(fd, &st) != 0 || static_cast<size_t>(st.st_size) != bytes)
-      RRT_WARN("coll: %s is not the size offered", name);
-    else p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    sized = fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) == bytes;
+    if (!sized) RRT_WARN("coll: %s is not the size offered", name);
   }
-  if (p == MAP_FAILED && errno) RRT_DEBUG("coll: mmap of %s: %s", name, strerror(errno));
+  void* p = sized ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  if (sized && p == MAP_FAILED) RRT_WARN("coll: mmap of %s failed: %s", name, strerror(errno));
   close(fd);
   if (create && p == MAP_FAILED) shm_unlink(name);
   return p == MAP_FAILED ? nullptr : static_cast<char*>(p);

@@ -222,6 +222,15 @@ const Rule kRules[] = {
 };
 // clang-format on
 
+// A size tunable of at least 64 bytes, or fallback (with a warning) when it is not one.
+size_t sizeSetting(config::Tunable t, const char* env, size_t fallback, const char* shown) {
+  const std::string& v = config::value(t);
+  uint64_t s = 0;
+  if (config::parseSize(v, &s) == Status::Ok && s >= 64) return s;
+  RRT_WARN("%s=%s: not a size of at least 64 bytes; using %s", env, v.c_str(), shown);
+  return fallback;
+}
+
 struct Overrides {
   const Algorithm* forced[kCollKinds] = {};
   size_t segment = 64 * K;
@@ -235,19 +244,8 @@ struct Overrides {
       forced[k] = findAlgorithm(static_cast<CollKind>(k), v.c_str());
       if (!forced[k]) RRT_WARN("%s=%s: no such algorithm; using the table", kKinds[k].env, v.c_str());
     }
-    segment = 64 * K;
-    const std::string& seg = config::value(config::Tunable::CollSegment);
-    uint64_t s = 0;
-    if (config::parseSize(seg, &s) == Status::Ok && s >= 64)
-      segment = s;
-    else
-      RRT_WARN("RRT_COLL_SEGMENT=%s: not a size of at least 64 bytes; using 64K", seg.c_str());
-    shmSlot = 2 * M;
-    const std::string& blk = config::value(config::Tunable::CollShmSlot);
-    if (config::parseSize(blk, &s) == Status::Ok && s >= 64)
-      shmSlot = s;
-    else
-      RRT_WARN("RRT_COLL_SHM_SLOT=%s: not a size of at least 64 bytes; using 2M", blk.c_str());
+    segment = sizeSetting(config::Tunable::CollSegment, "RRT_COLL_SEGMENT", 64 * K, "64K");
+    shmSlot = sizeSetting(config::Tunable::CollShmSlot, "RRT_COLL_SHM_SLOT", 2 * M, "2M");
     loaded = true;
   }
 };
@@ -415,7 +413,7 @@ void printSelection(FILE* out) {
   fprintf(out, "collective algorithms (RRT_COLL_<NAME>=<algorithm> forces one; sizes are "
                "bytes per rank)\n");
   fprintf(out, "  segment of pipelined algorithms: %zu bytes (RRT_COLL_SEGMENT)\n", o.segment);
-  fprintf(out, "  slot of the shared-memory allreduce: %zu bytes per rank (RRT_COLL_SHM_SLOT)\n",
+  fprintf(out, "  slot of the shared-memory algorithms: %zu bytes per rank (RRT_COLL_SHM_SLOT)\n",
           o.shmSlot);
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);
