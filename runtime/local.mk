@@ -13,6 +13,7 @@ librrtint_la_SOURCES = \
 	runtime/core/list.h \
 	runtime/core/small_copy.h \
 	runtime/core/progress.h runtime/core/progress.cc \
+	runtime/core/process.h runtime/core/process.cc \
 	runtime/core/request.h runtime/core/request.cc \
 	runtime/core/datatype.h runtime/core/datatype.cc \
 	runtime/core/buffer_pool.h runtime/core/buffer_pool.cc \

@@ -16,8 +16,8 @@
 #include "runtime/coll/direct.h"
 #include "runtime/coll/selection.h"
 #include "runtime/core/log.h"
+#include "runtime/core/process.h"
 #include "runtime/core/progress.h"
-#include "runtime/transport/shm/cma.h"
 
 namespace rrt::coll {
 namespace {
@@ -196,7 +196,7 @@ Status NodeSegment::waitSlow(int r, int c, uint64_t v) {
     w.lastLook = t;
     const pid_t pid = *pidOf(w.seg->base_, w.r);
     // Looked at again after: it may have counted and exited since.
-    w.dead = !transport::shm::processAlive(pid) && w.seg->load(w.r, w.c) < w.v;
+    w.dead = !core::processAlive(pid) && w.seg->load(w.r, w.c) < w.v;
     return w.dead;
   });
   if (s != Status::Ok) return s;

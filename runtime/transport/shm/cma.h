@@ -29,7 +29,4 @@ void allowPeersToRead();
 // own memory succeeds), and Yama does not forbid attaching to siblings (ptrace_scope >= 2).
 bool cmaAvailable();
 
-// Whether the process still exists and is not a zombie (slow: reads /proc; for error paths).
-bool processAlive(pid_t pid);
-
 }  // namespace rrt::transport::shm

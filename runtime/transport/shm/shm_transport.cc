@@ -10,6 +10,7 @@
 
 #include "runtime/core/config.h"
 #include "runtime/core/log.h"
+#include "runtime/core/process.h"
 #include "runtime/core/progress.h"
 #include "runtime/transport/shm/address.h"
 #include "runtime/transport/shm/cma.h"
@@ -321,7 +322,7 @@ Status ShmTransport::ringFull(Peer* p) {
   const double t = core::now();
   if (t - p->lastCheck < kLivenessCheckSeconds) return Status::NoResource;
   p->lastCheck = t;
-  if (!processAlive(p->pid)) {
+  if (!core::processAlive(p->pid)) {
     markDead(p, Status::ErrProcFailed);
     return Status::ErrProcFailed;
   }
@@ -411,7 +412,7 @@ int ShmTransport::pollSplits() {
     const double t = core::now();
     if (t - p.lastCheck >= kLivenessCheckSeconds) {
       p.lastCheck = t;
-      if (!p.dead && !processAlive(p.pid)) markDead(&p, Status::ErrProcFailed);
+      if (!p.dead && !core::processAlive(p.pid)) markDead(&p, Status::ErrProcFailed);
     }
     for (int i = 0; i < kSplitSlots; ++i) {
       Completion* c = p.waiting[i];
