@@ -1,13 +1,9 @@
 // Allgather through the communicator's shared-memory segment (node_segment.h): blocking calls
 // of a communicator whose ranks all share memory (one node).
 //
-// Each rank's block is walked in pieces of one slot buffer. Piece k on rank r:
-//   copy in   once the own buffer of piece k is free (the segment's rule), copy piece k of the
-//             own block into it; count "in".
-//   copy out  as each rank's "in" covers k, copy its piece from its buffer to its place in the
-//             output; count "done".
-// Copy-in runs one piece ahead of the copy-out, so that a rank that is early copies instead of
-// waiting.
+// Each rank's block is walked in pieces of one slot buffer, by the schedule of shm_exchange.h:
+// a rank copies piece k of its block into its buffer, and every peer copies it from there to
+// its place in the output.
 //
 // Cost per rank: b copied into the own slot (and once into the own place of the output unless
 // in place), (p-1) b loaded from the peers' slots, p-1 counter waits per piece and no message.
@@ -16,7 +12,7 @@
 #include <algorithm>
 
 #include "runtime/coll/algorithms.h"
-#include "runtime/coll/node_segment.h"
+#include "runtime/coll/shm_exchange.h"
 
 namespace rrt::coll {
 
@@ -32,29 +28,13 @@ Status allgatherShmDirect(Direct& d, const CollArgs& a) {
   RRT_TRY(commNodeSegment(d, &seg));
   if (!seg) return allgatherRingDirect(d, a);  // every rank learnt the same
   const size_t s = seg->bufferBytes();
-  const uint64_t pieces = (b + s - 1) / s;
-  const uint64_t base = seg->sequence();
-  seg->sequence() += pieces;
-  auto copyIn = [&](uint64_t k) {
-    const uint64_t g = base + k;
-    RRT_TRY(seg->waitBufferFree(g));
-    Direct::copy(seg->buffer(r, g), own + k * s, std::min(s, b - k * s));
-    seg->store(NodeSegment::kIn, g + 1);
-    return Status::Ok;
-  };
-  RRT_TRY(copyIn(0));
-  for (uint64_t k = 0; k < pieces; ++k) {
-    if (k + 1 < pieces) RRT_TRY(copyIn(k + 1));
-    const uint64_t g = base + k;
-    const size_t n = std::min(s, b - k * s);
-    for (int step = 1; step < p; ++step) {  // from the right neighbour on: spread the loads
-      const int j = (r + step) % p;
-      RRT_TRY(seg->waitAtLeast(j, NodeSegment::kIn, g + 1));
-      Direct::copy(out + static_cast<size_t>(j) * b + k * s, seg->buffer(j, g), n);
-    }
-    seg->store(NodeSegment::kDone, g + 1);
-  }
-  return Status::Ok;
+  auto len = [&](uint64_t k) { return std::min(s, b - k * s); };
+  return shmExchange(
+      *seg, p, r, (b + s - 1) / s,
+      [&](uint64_t k, char* buf) { Direct::copy(buf, own + k * s, len(k)); },
+      [&](int j, uint64_t k, const char* buf) {
+        Direct::copy(out + static_cast<size_t>(j) * b + k * s, buf, len(k));
+      });
 }
 
 }  // namespace rrt::coll

@@ -31,12 +31,13 @@ librrtint_la_SOURCES += \
 	runtime/coll/allreduce_hierarchical.cc \
 	runtime/coll/node_segment.h runtime/coll/node_segment.cc \
 	runtime/coll/shm_reduction.h runtime/coll/shm_reduction.cc \
+	runtime/coll/shm_exchange.h \
 	runtime/coll/allreduce_shm.cc runtime/coll/reduce_shm.cc \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \
 	runtime/coll/allgather_scattered.cc runtime/coll/allgather_shm.cc \
 	runtime/coll/alltoall_bruck.cc runtime/coll/alltoall_pairwise.cc \
-	runtime/coll/alltoall_scattered.cc \
+	runtime/coll/alltoall_scattered.cc runtime/coll/alltoall_shm.cc \
 	runtime/coll/alltoallv_pairwise.cc runtime/coll/alltoallv_scattered.cc \
 	runtime/coll/gather_binomial.cc runtime/coll/gatherv_linear.cc \
 	runtime/coll/scatter_binomial.cc runtime/coll/scatterv_linear.cc \

@@ -106,6 +106,8 @@ const Algorithm kAlgorithms[] = {
   {CK::Alltoall,  "scattered",          makeAlltoallScattered,          0,
    "all 2(p-1) messages posted at once: alpha + (p-1) b beta, contention",
    alltoallScatteredDirect},
+  {CK::Alltoall,  "shm",                nullptr,                        kSharedMemory,
+   "(p-1) b/s counter waits + 2 (p-1) b copy, pieces s per peer", alltoallShmDirect},
   {CK::Alltoallv, "pairwise",           makeAlltoallvPairwise,          0,
    "(p-1) alpha + sum of blocks beta", alltoallvPairwiseDirect},
   {CK::Alltoallv, "scattered",          makeAlltoallvScattered,         0,
@@ -200,6 +202,15 @@ const Rule kRules[] = {
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Pow2,   0,     16*K,  "recursive_doubling"},
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},
 
+  // Blocking calls of a communicator on one node, through its shared segment where that beats
+  // the messages (medians of 3; 2 ranks 16 B-2K: 0.20-0.44 / 0.28-0.82 us, 256K-4M: 23-1146 /
+  // 41-1585, pairwise ahead at 8K-128K; 3 ranks 64K: 18 / 28; 4 ranks 16 B: 3.0 / 4.8, 128K:
+  // 42 / 79, 4M: 5622 / 5977; 8 ranks below 256K ahead but at 16K, from 256K behind: 41208 /
+  // 28657 at 4M, whose slots are a quarter of 2 ranks').
+  {CK::Alltoall,  MemType::Host, 2, 2,         RankClass::Any,     0,     8*K,   "shm"},
+  {CK::Alltoall,  MemType::Host, 2, 2,         RankClass::Any,     256*K, kInf,  "shm"},
+  {CK::Alltoall,  MemType::Host, 3, 4,         RankClass::Any,     0,     kInf,  "shm"},
+  {CK::Alltoall,  MemType::Host, 5, 8,         RankClass::Any,     0,     256*K, "shm"},
   // 3..8 ranks: scattered at every size (4 ranks, 16 B-1K: 5.8-6.8 us, Bruck 8.7-11.8; 3 ranks
   // 4.4-5.4 / 7.0-8.2; 8 ranks 18.5-28.1 / 30.2-41.9); Bruck for small blocks beyond.
   {CK::Alltoall,  MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "scattered"},

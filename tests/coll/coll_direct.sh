@@ -51,7 +51,8 @@ expect 3 rrt_allgather "allgather ring" RRT_COLL_ALLGATHER=ring
 expect 3 rrt_allgather "allgather scattered" RRT_COLL_ALLGATHER=scattered
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
 expect 3 rrt_alltoall "alltoall bruck" RRT_COLL_ALLTOALL=bruck
-expect 3 rrt_alltoall "alltoall scattered"
+expect 3 rrt_alltoall "alltoall scattered" RRT_COLL_ALLTOALL=scattered
+expect 3 rrt_alltoall "alltoall shm"
 expect 5 rrt_gather "gather binomial"
 expect 5 rrt_scatter "scatter binomial"
 expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving"

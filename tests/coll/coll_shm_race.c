@@ -1,5 +1,6 @@
-/* Back-to-back blocking allreduces, reduces and allgathers whose inputs change with every call,
- * meant for the shared-memory algorithms (runtime/coll/shm_reduction.h, allgather_shm.cc) with
+/* Back-to-back blocking allreduces, reduces, allgathers and alltoalls whose inputs change with
+ * every call, meant for the shared-memory algorithms (runtime/coll/shm_reduction.h,
+ * allgather_shm.cc, alltoall_shm.cc) with
  * tiny slots (RRT_COLL_SHM_SLOT,
  * so that every call has many pieces and each slot buffer is reused within a few pieces) and
  * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
@@ -139,6 +140,33 @@ static int check_allgather(rrt_comm_t comm, int it, size_t count, int in_place, 
   return 0;
 }
 
+static int check_alltoall(rrt_comm_t comm, int it, size_t count, int in_place, int64_t* in,
+                          int64_t* out) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  const size_t block = count / (size_t)p + 1;
+  int64_t* send = in_place ? out : in;
+  for (int q = 0; q < p; q++) /* block q is bound for rank q */
+    for (size_t i = 0; i < block; i++)
+      send[(size_t)q * block + i] = (int64_t)r * 1000003 + (int64_t)q * 7919 + (int64_t)it * 31 + (int64_t)i;
+  const int rc = rrt_alltoall(in_place ? RRT_IN_PLACE : in, block, RRT_INT64, out, block, RRT_INT64, comm);
+  if (rc != RRT_SUCCESS) {
+    FAIL("call %d: rrt_alltoall returned %d", it, rc);
+    return 1;
+  }
+  for (int q = 0; q < p; q++)
+    for (size_t i = 0; i < block; i++) {
+      const int64_t want = (int64_t)q * 1000003 + (int64_t)r * 7919 + (int64_t)it * 31 + (int64_t)i;
+      if (out[(size_t)q * block + i] != want) {
+        FAIL("call %d (alltoall, %zu int64 per block, %d ranks): block from rank %d, element %zu is %lld, want %lld",
+             it, block, p, q, i, (long long)out[(size_t)q * block + i], (long long)want);
+        return 1;
+      }
+    }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 400;
   if (rrt_init(&argc, &argv) != RRT_SUCCESS) return 1;
@@ -149,8 +177,9 @@ int main(int argc, char** argv) {
   if (rrt_comm_split(RRT_COMM_WORLD, rank % 2, rank, &half) != RRT_SUCCESS) return 1;
 
   const size_t max_count = 40000;
-  int64_t* in = malloc(max_count * sizeof *in);
-  int64_t* out = malloc((max_count + 64) * sizeof *out); /* allgather: p blocks of count/p + 1 */
+  /* allgather, alltoall: p blocks of count/p + 1 */
+  int64_t* in = malloc((max_count + 64) * sizeof *in);
+  int64_t* out = malloc((max_count + 64) * sizeof *out);
   uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
   for (int it = 0; it < iterations; it++) {
     const size_t count = 1 + next(&sizes) % max_count;
@@ -158,8 +187,10 @@ int main(int argc, char** argv) {
     pause_now_and_then(&pauses);
     if (it % 5 == 4)
       check_half(comm, it, count, (uint16_t*)in, (uint16_t*)out);
-    else if (it % 5 == 2)
-      check_allgather(comm, it, count, it % 2, in, out);
+    else if (it % 10 == 2)
+      check_allgather(comm, it, count, it % 4 == 0, in, out);
+    else if (it % 10 == 7)
+      check_alltoall(comm, it, count, it % 4 == 3, in, out);
     else
       check_int64(comm, it, count, it % 4 == 1, it % 3 == 1 ? (int)(next(&sizes) % 64) : -1, in, out);
   }

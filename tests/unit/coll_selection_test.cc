@@ -57,7 +57,7 @@ TEST(CollSelection, Defaults) {
 
 // The shared-memory allreduce: only for blocking calls on host buffers of a communicator whose
 // ranks all share memory, from the sizes where it wins; forcing it elsewhere falls back.
-TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
+TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   const unsigned one = kShapeSharedMemory | kShapeDirect;
   auto pick = [](size_t b, int p, unsigned shape, bool c = true) {
     return std::string(selectFromTable(CollKind::Allreduce, b, p, MemType::Host, c, shape)->name);
@@ -93,6 +93,19 @@ TEST(CollSelection, SharedMemoryAllreduceOnlyWhereItCanRun) {
   EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
   EXPECT_EQ(allgather(1 << 20, 16, one), "ring");
+  auto alltoall = [](size_t b, int p, unsigned shape) {
+    return std::string(selectFromTable(CollKind::Alltoall, b, p, MemType::Host, true, shape)->name);
+  };
+  EXPECT_EQ(alltoall(16, 2, one), "shm");
+  EXPECT_EQ(alltoall(8 << 10, 2, one), "pairwise");
+  EXPECT_EQ(alltoall(256 << 10, 2, one), "shm");
+  EXPECT_EQ(alltoall(16, 4, one), "shm");
+  EXPECT_EQ(alltoall(4 << 20, 3, one), "shm");
+  EXPECT_EQ(alltoall((256 << 10) - 1, 8, one), "shm");
+  EXPECT_EQ(alltoall(256 << 10, 8, one), "scattered");
+  EXPECT_EQ(alltoall(16, 4, kShapeSharedMemory), "scattered");  // non-blocking
+  EXPECT_EQ(alltoall(16, 2, kShapeDirect), "pairwise");          // not all on one node
+  EXPECT_EQ(alltoall(16, 16, one), "bruck");
 
   CollArgs a;
   a.kind = CollKind::Allreduce;
