@@ -64,6 +64,7 @@ RRT_COLL_DIRECT(alltoallBruckDirect);
 RRT_COLL_DIRECT(alltoallPairwiseDirect);
 RRT_COLL_DIRECT(alltoallScatteredDirect);
 RRT_COLL_DIRECT(alltoallShmDirect);
+RRT_COLL_DIRECT(reduceScatterShmDirect);
 RRT_COLL_DIRECT(alltoallvPairwiseDirect);
 RRT_COLL_DIRECT(alltoallvScatteredDirect);
 RRT_COLL_DIRECT(gatherBinomialDirect);

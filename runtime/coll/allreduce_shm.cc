@@ -13,6 +13,6 @@
 
 namespace rrt::coll {
 
-Status allreduceShmDirect(Direct& d, const CollArgs& a) { return shmReduction(d, a, -1); }
+Status allreduceShmDirect(Direct& d, const CollArgs& a) { return shmReduction(d, a, ShmResult::kEveryRank); }
 
 }  // namespace rrt::coll

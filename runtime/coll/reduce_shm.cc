@@ -12,6 +12,6 @@
 
 namespace rrt::coll {
 
-Status reduceShmDirect(Direct& d, const CollArgs& a) { return shmReduction(d, a, a.root); }
+Status reduceShmDirect(Direct& d, const CollArgs& a) { return shmReduction(d, a, ShmResult::kRoot); }
 
 }  // namespace rrt::coll

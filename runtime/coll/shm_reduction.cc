@@ -19,14 +19,16 @@ constexpr size_t kChunkBytes = 8 * 1024;  // of the own region's fold (L1)
 
 class Pipeline {
  public:
-  Pipeline(Direct& d, const CollArgs& a, NodeSegment& seg, size_t s, int root)
+  Pipeline(Direct& d, const CollArgs& a, NodeSegment& seg, size_t s, ShmResult result)
       : a_(a), seg_(seg), p_(d.size()), r_(d.rank()), s_(s), e_(s / a.typeSize),
-        gets_(root < 0 || root == d.rank()),
+        scatter_(result == ShmResult::kOwnRegion),
+        gets_(result == ShmResult::kEveryRank || (result == ShmResult::kRoot && a.root == d.rank())),
         in_(static_cast<const char*>(inPlace(a.sbuf) ? a.rbuf : a.sbuf)),
         out_(static_cast<char*>(a.rbuf)) {}
 
   Status run() {
-    const size_t largest = blockSize(a_.count, static_cast<size_t>(p_), 0);
+    size_t largest = 0;
+    for (int j = 0; j < p_; ++j) largest = std::max(largest, regionLen(j));
     const uint64_t pieces = (largest + e_ - 1) / e_;
     base_ = seg_.sequence();
     seg_.sequence() += pieces;
@@ -41,12 +43,19 @@ class Pipeline {
   }
 
  private:
-  // Region j's part of piece k: first element (of the whole vector) and element count.
-  size_t first(int j, uint64_t k) const {
-    return blockOffset(a_.count, static_cast<size_t>(p_), static_cast<size_t>(j)) + k * e_;
+  // Region j of the vector, in elements: its first element and its length.
+  size_t regionOff(int j) const {
+    const size_t i = static_cast<size_t>(j);
+    return scatter_ ? a_.recvOffs[i] / a_.typeSize : blockOffset(a_.count, static_cast<size_t>(p_), i);
   }
+  size_t regionLen(int j) const {
+    const size_t i = static_cast<size_t>(j);
+    return scatter_ ? a_.recvBytes[i] / a_.typeSize : blockSize(a_.count, static_cast<size_t>(p_), i);
+  }
+  // Region j's part of piece k: first element (of the whole vector) and element count.
+  size_t first(int j, uint64_t k) const { return regionOff(j) + k * e_; }
   size_t len(int j, uint64_t k) const {
-    const size_t region = blockSize(a_.count, static_cast<size_t>(p_), static_cast<size_t>(j));
+    const size_t region = regionLen(j);
     return k * e_ >= region ? 0 : std::min(e_, region - k * e_);
   }
   // Rank j's copy of region i's part of piece k.
@@ -74,7 +83,9 @@ class Pipeline {
     const size_t chunk = std::max<size_t>(1, kChunkBytes / ts);
     char* const acc = block(r_, k, r_);
     const char* const src = in_ + first(r_, k) * ts;
-    char* const dst = gets_ ? out_ + first(r_, k) * ts : nullptr;
+    // In place, a reduce-scatter's output (the start of the input) only ever covers what was
+    // copied in or folded already: piece k of every region lies at or after element k e.
+    char* const dst = scatter_ ? out_ + k * e_ * ts : gets_ ? out_ + first(r_, k) * ts : nullptr;
     for (size_t c = 0; c < n; c += chunk) {
       const size_t m = std::min(chunk, n - c), off = c * ts;
       Direct::copy(acc + off, src + off, m * ts);
@@ -101,7 +112,8 @@ class Pipeline {
   NodeSegment& seg_;
   const int p_, r_;
   const size_t s_, e_;  // piece bytes of a region (slot block) and elements in it
-  const bool gets_;     // this rank gets the result (allreduce, or the root of a reduce)
+  const bool scatter_;  // reduce-scatter: regions are the receive counts, the own one is the result
+  const bool gets_;     // this rank gets the whole result (allreduce, or the root of a reduce)
   const char* const in_;
   char* const out_;
   uint64_t base_ = 0;  // sequence of this call's piece 0
@@ -109,18 +121,24 @@ class Pipeline {
 
 }  // namespace
 
-Status shmReduction(Direct& d, const CollArgs& a, int root) {
+Status shmReduction(Direct& d, const CollArgs& a, ShmResult result) {
   const int p = d.size();
+  const char* in = static_cast<const char*>(inPlace(a.sbuf) ? a.rbuf : a.sbuf);
   if (p == 1) {
-    Direct::copy(a.rbuf, inPlace(a.sbuf) ? a.rbuf : a.sbuf, a.count * a.typeSize);
+    Direct::copy(a.rbuf, in, result == ShmResult::kOwnRegion ? a.recvBytes[0] : a.count * a.typeSize);
     return Status::Ok;
   }
   NodeSegment* seg = nullptr;
   RRT_TRY(commNodeSegment(d, &seg));
   const size_t s = seg ? seg->bufferBytes() / static_cast<size_t>(p) / 64 * 64 : 0;
-  if (!seg || a.typeSize > s)
-    return root < 0 ? allreduceRecursiveDoublingDirect(d, a) : reduceBinomialDirect(d, a);
-  return Pipeline(d, a, *seg, s, root).run();
+  if (!seg || a.typeSize > s) {
+    switch (result) {
+      case ShmResult::kEveryRank: return allreduceRecursiveDoublingDirect(d, a);
+      case ShmResult::kRoot: return reduceBinomialDirect(d, a);
+      case ShmResult::kOwnRegion: return reduceScatterRecursiveHalvingDirect(d, a);
+    }
+  }
+  return Pipeline(d, a, *seg, s, result).run();
 }
 
 }  // namespace rrt::coll

@@ -55,7 +55,8 @@ expect 3 rrt_alltoall "alltoall scattered" RRT_COLL_ALLTOALL=scattered
 expect 3 rrt_alltoall "alltoall shm"
 expect 5 rrt_gather "gather binomial"
 expect 5 rrt_scatter "scatter binomial"
-expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving"
+expect 3 rrt_reduce_scatter "reduce_scatter recursive_halving" RRT_COLL_REDUCE_SCATTER=recursive_halving
+expect 3 rrt_reduce_scatter "reduce_scatter shm"
 # Collectives without a benchmark app: coll_check's blocking calls show their form.
 # expect_check NP "ALGORITHM-LINE"... -- [env...]
 expect_check() {

@@ -1,6 +1,6 @@
-/* Back-to-back blocking allreduces, reduces, allgathers and alltoalls whose inputs change with
- * every call, meant for the shared-memory algorithms (runtime/coll/shm_reduction.h,
- * allgather_shm.cc, alltoall_shm.cc) with
+/* Back-to-back blocking allreduces, reduces, reduce-scatters, allgathers and alltoalls whose
+ * inputs change with every call, meant for the shared-memory algorithms
+ * (runtime/coll/shm_reduction.h, allgather_shm.cc, alltoall_shm.cc) with
  * tiny slots (RRT_COLL_SHM_SLOT,
  * so that every call has many pieces and each slot buffer is reused within a few pieces) and
  * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
@@ -167,6 +167,37 @@ static int check_alltoall(rrt_comm_t comm, int it, size_t count, int in_place, i
   return 0;
 }
 
+/* Uneven receive counts; in place every other call. */
+static int check_reduce_scatter(rrt_comm_t comm, int it, size_t count, int in_place, int64_t* in,
+                                int64_t* out) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  size_t counts[64], total = 0, mine = 0;
+  if (p > 64) return 0; /* the same on every rank of comm */
+  for (int q = 0; q < p; q++) {
+    counts[q] = count / (size_t)p + (size_t)((q + it) % 3);
+    if (q == r) mine = total;
+    total += counts[q];
+  }
+  int64_t* send = in_place ? out : in;
+  for (size_t i = 0; i < total; i++) send[i] = (int64_t)r * 7 + (int64_t)it * 31 + (int64_t)i;
+  const int rc = rrt_reduce_scatter(in_place ? RRT_IN_PLACE : in, out, counts, RRT_INT64, RRT_SUM, comm);
+  if (rc != RRT_SUCCESS) {
+    FAIL("call %d: rrt_reduce_scatter returned %d", it, rc);
+    return 1;
+  }
+  for (size_t i = 0; i < counts[r]; i++) {
+    const int64_t want = (int64_t)7 * p * (p - 1) / 2 + (int64_t)p * ((int64_t)it * 31 + (int64_t)(mine + i));
+    if (out[i] != want) {
+      FAIL("call %d (reduce_scatter, %zu int64 here, %d ranks): element %zu is %lld, want %lld", it,
+           counts[r], p, i, (long long)out[i], (long long)want);
+      return 1;
+    }
+  }
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? atoi(argv[1]) : 400;
   if (rrt_init(&argc, &argv) != RRT_SUCCESS) return 1;
@@ -177,9 +208,9 @@ int main(int argc, char** argv) {
   if (rrt_comm_split(RRT_COMM_WORLD, rank % 2, rank, &half) != RRT_SUCCESS) return 1;
 
   const size_t max_count = 40000;
-  /* allgather, alltoall: p blocks of count/p + 1 */
-  int64_t* in = malloc((max_count + 64) * sizeof *in);
-  int64_t* out = malloc((max_count + 64) * sizeof *out);
+  /* allgather, alltoall, reduce-scatter: p blocks of at most count/p + 2 */
+  int64_t* in = malloc((max_count + 128) * sizeof *in);
+  int64_t* out = malloc((max_count + 128) * sizeof *out);
   uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
   for (int it = 0; it < iterations; it++) {
     const size_t count = 1 + next(&sizes) % max_count;
@@ -191,6 +222,8 @@ int main(int argc, char** argv) {
       check_allgather(comm, it, count, it % 4 == 0, in, out);
     else if (it % 10 == 7)
       check_alltoall(comm, it, count, it % 4 == 3, in, out);
+    else if (it % 5 == 3)
+      check_reduce_scatter(comm, it, count, it % 2 == 0, in, out);
     else
       check_int64(comm, it, count, it % 4 == 1, it % 3 == 1 ? (int)(next(&sizes) % 64) : -1, in, out);
   }

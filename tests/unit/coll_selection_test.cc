@@ -106,6 +106,18 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(alltoall(16, 4, kShapeSharedMemory), "scattered");  // non-blocking
   EXPECT_EQ(alltoall(16, 2, kShapeDirect), "pairwise");          // not all on one node
   EXPECT_EQ(alltoall(16, 16, one), "bruck");
+  auto reduceScatter = [](size_t b, int p, unsigned shape, bool c = true) {
+    return std::string(selectFromTable(CollKind::ReduceScatter, b, p, MemType::Host, c, shape)->name);
+  };
+  EXPECT_EQ(reduceScatter(8, 2, one), "shm");
+  EXPECT_EQ(reduceScatter(8 << 10, 2, one), "recursive_halving");
+  EXPECT_EQ(reduceScatter(128 << 10, 2, one), "ring");
+  EXPECT_EQ(reduceScatter(256 << 10, 2, one), "shm");
+  EXPECT_EQ(reduceScatter(8, 5, one), "shm");
+  EXPECT_EQ(reduceScatter(4 << 20, 8, one), "shm");
+  EXPECT_EQ(reduceScatter(8, 5, one, false), "reduce_scatterv");  // not commutative
+  EXPECT_EQ(reduceScatter(8, 4, kShapeSharedMemory), "recursive_halving");  // non-blocking
+  EXPECT_EQ(reduceScatter(8, 9, one), "recursive_halving");
 
   CollArgs a;
   a.kind = CollKind::Allreduce;
