@@ -110,10 +110,19 @@ bool sharesMemoryWithAll(const proto::Comm& comm) {
   return true;
 }
 
+// The shared-memory algorithms only where GPU support is off. A rank with a device buffer
+// cannot run them (they load from its buffers), and which algorithm a call takes must not
+// depend on where one rank's buffers live: the others cannot know. GPU support (a GPU and
+// libcuda present) is a property of the node, alike on the ranks of a one-node communicator;
+// with it on, device buffers keep their own paths (device kernels, CUDA IPC).
+bool sharedMemoryAlgorithms(const proto::Comm& comm) {
+  return !gpu::enabled() && sharesMemoryWithAll(comm);
+}
+
 CommState& commState(proto::Comm& comm) {
   if (!comm.collState) {
     const unsigned shape = (worthHierarchy(commNodeIds(comm)) ? kShapeNodeAware : 0u) |
-                           (sharesMemoryWithAll(comm) ? kShapeSharedMemory : 0u);
+                           (sharedMemoryAlgorithms(comm) ? kShapeSharedMemory : 0u);
     comm.collState = new CommState(shape, kScratchKeepBytes);
     comm.collStateFree = [](void* s) { delete static_cast<CommState*>(s); };
   }
