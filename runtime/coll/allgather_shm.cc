@@ -1,5 +1,5 @@
-// Allgather through the communicator's shared-memory segment (node_segment.h): blocking calls
-// of a communicator whose ranks all share memory (one node).
+// Allgather and allgatherv through the communicator's shared-memory segment (node_segment.h):
+// blocking calls of a communicator whose ranks all share memory (one node).
 //
 // Each rank's block is walked in pieces of one slot buffer, by the schedule of shm_exchange.h:
 // a rank copies piece k of its block into its buffer, and every peer copies it from there to
@@ -12,29 +12,30 @@
 #include <algorithm>
 
 #include "runtime/coll/algorithms.h"
+#include "runtime/coll/blocks.h"
 #include "runtime/coll/shm_exchange.h"
 
 namespace rrt::coll {
 
 Status allgatherShmDirect(Direct& d, const CollArgs& a) {
   const int p = d.size(), r = d.rank();
-  const size_t b = a.blockBytes;
+  const Blocks b = Blocks::of(a);  // allgatherv: each rank's own count and displacement
   char* const out = static_cast<char*>(a.rbuf);
-  const char* const own = inPlace(a.sbuf) ? out + static_cast<size_t>(r) * b
-                                          : static_cast<const char*>(a.sbuf);
-  Direct::copy(out + static_cast<size_t>(r) * b, own, b);
+  const char* const own = inPlace(a.sbuf) ? out + b.off(r) : static_cast<const char*>(a.sbuf);
+  Direct::copy(out + b.off(r), own, b.len(r));
   if (p == 1) return Status::Ok;
   NodeSegment* seg = nullptr;
   RRT_TRY(commNodeSegment(d, &seg));
   if (!seg) return allgatherRingDirect(d, a);  // every rank learnt the same
   const size_t s = seg->bufferBytes();
-  auto len = [&](uint64_t k) { return std::min(s, b - k * s); };
+  size_t largest = 0;
+  for (int j = 0; j < p; ++j) largest = std::max(largest, b.len(j));
+  // Piece k of rank j's block: bytes (none past its end).
+  auto len = [&](int j, uint64_t k) { return k * s >= b.len(j) ? 0 : std::min(s, b.len(j) - k * s); };
   return shmExchange(
-      *seg, p, r, (b + s - 1) / s,
-      [&](uint64_t k, char* buf) { Direct::copy(buf, own + k * s, len(k)); },
-      [&](int j, uint64_t k, const char* buf) {
-        Direct::copy(out + static_cast<size_t>(j) * b + k * s, buf, len(k));
-      });
+      *seg, p, r, (largest + s - 1) / s,
+      [&](uint64_t k, char* buf) { Direct::copy(buf, own + k * s, len(r, k)); },
+      [&](int j, uint64_t k, const char* buf) { Direct::copy(out + b.off(j) + k * s, buf, len(j, k)); });
 }
 
 }  // namespace rrt::coll

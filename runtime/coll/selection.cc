@@ -91,6 +91,8 @@ const Algorithm kAlgorithms[] = {
    allgatherScatteredDirect},
   {CK::Allgather, "shm",                nullptr,                        kSharedMemory,
    "(p-1) n/(p s) counter waits + 2 N/p copy + (p-1)/p N load, pieces s", allgatherShmDirect},
+  {CK::Allgatherv, "shm",               nullptr,                        kSharedMemory,
+   "(p-1) n/(p s) counter waits + 2 N/p copy + (p-1)/p N load, pieces s", allgatherShmDirect},
   {CK::Allgatherv, "ring",              makeAllgatherRing,              0,
    "(p-1) alpha + (p-1)/p N beta", allgatherRingDirect},
   {CK::Allgatherv, "recursive_doubling", makeAllgatherRecursiveDoubling, 0,
@@ -200,6 +202,9 @@ const Rule kRules[] = {
   {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::NonPow2, 0,     16*K,  "bruck"},
   {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "ring"},
 
+  // As allgather (the same code; bytes here: the average block).
+  {CK::Allgatherv, MemType::Host, 2, 2,        RankClass::Any,     256*K, kInf,  "shm"},
+  {CK::Allgatherv, MemType::Host, 3, 8,        RankClass::Any,     1*K,   kInf,  "shm"},
   {CK::Allgatherv, MemType::Host, 3, 8,        RankClass::Any,     16*K,  kInf,  "scattered"},
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Pow2,   0,     16*K,  "recursive_doubling"},
   {CK::Allgatherv, MemType::Host, 1, kAnyRanks, RankClass::Any,    0,     kInf,  "ring"},

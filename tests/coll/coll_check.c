@@ -314,6 +314,16 @@ static void t_data(Ctx* c, size_t n) {
         q = p;
         break;
       }
+  memset(vr, 0, ext); /* in place: the own block already at its displacement */
+  memcpy(vr + dsp[me], vs, cnt[me]);
+  OK(rrt_allgatherv(RRT_IN_PLACE, 0, RRT_BYTE, vr, cnt, dsp, RRT_BYTE, c->comm));
+  for (int q = 0; q < p; ++q)
+    for (size_t i = 0; i < cnt[q]; ++i)
+      if (vr[dsp[q] + i] != pat(q, 1, i)) {
+        FAIL("%s allgatherv in place n %zu from %d", c->name, n, q);
+        q = p;
+        break;
+      }
   memset(vr, 0, ext);
   OK(rrt_gatherv(vs, cnt[me], RRT_BYTE, vr, cnt, dsp, RRT_BYTE, root, c->comm));
   if (me == root)

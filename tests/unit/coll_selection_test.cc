@@ -93,6 +93,12 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
   EXPECT_EQ(allgather(1 << 20, 16, one), "ring");
+  auto allgatherv = [](size_t b, int p, unsigned shape) {
+    return std::string(selectFromTable(CollKind::Allgatherv, b, p, MemType::Host, true, shape)->name);
+  };
+  EXPECT_EQ(allgatherv(256 << 10, 2, one), "shm");
+  EXPECT_EQ(allgatherv(1 << 10, 4, one), "shm");
+  EXPECT_EQ(allgatherv(1 << 20, 6, kShapeSharedMemory), "scattered");  // non-blocking
   auto alltoall = [](size_t b, int p, unsigned shape) {
     return std::string(selectFromTable(CollKind::Alltoall, b, p, MemType::Host, true, shape)->name);
   };
