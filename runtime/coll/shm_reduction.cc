@@ -123,9 +123,9 @@ class Pipeline {
 
 Status shmReduction(Direct& d, const CollArgs& a, ShmResult result) {
   const int p = d.size();
-  const char* in = static_cast<const char*>(inPlace(a.sbuf) ? a.rbuf : a.sbuf);
   if (p == 1) {
-    Direct::copy(a.rbuf, in, result == ShmResult::kOwnRegion ? a.recvBytes[0] : a.count * a.typeSize);
+    Direct::copy(a.rbuf, inPlace(a.sbuf) ? a.rbuf : a.sbuf,
+                 result == ShmResult::kOwnRegion ? a.recvBytes[0] : a.count * a.typeSize);
     return Status::Ok;
   }
   NodeSegment* seg = nullptr;
