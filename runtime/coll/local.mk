@@ -31,7 +31,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/allreduce_hierarchical.cc \
 	runtime/coll/node_segment.h runtime/coll/node_segment.cc \
 	runtime/coll/shm_reduction.h runtime/coll/shm_reduction.cc \
-	runtime/coll/shm_exchange.h \
+	runtime/coll/shm_exchange.h runtime/coll/shm_flat_reduction.cc \
 	runtime/coll/allreduce_shm.cc runtime/coll/reduce_shm.cc runtime/coll/reduce_scatter_shm.cc \
 	runtime/coll/allgather_recursive_doubling.cc runtime/coll/allgather_bruck.cc \
 	runtime/coll/allgather_ring.cc \

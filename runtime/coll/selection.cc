@@ -66,6 +66,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log p) (alpha + n beta + n gamma)", reduceBinomialDirect},
   {CK::Reduce,    "linear",             makeReduceLinear,               0,
    "alpha + (p-1) n (beta + gamma) at the root", reduceLinearDirect},
+  {CK::Reduce,    "shm_flat",           nullptr,                        kSharedMemory,
+   "n/s (p-1) counter waits + n copy, + p n load + (p-1) n gamma at the root, pieces s", reduceShmFlatDirect},
   {CK::Reduce,    "shm",                nullptr,                        kNeedsCommutative | kSharedMemory,
    "3 (p-1) n/(p s) counter waits + n copy + (p-1)/p n (load + gamma), + (p-1)/p n load at the root", reduceShmDirect},
   {CK::Reduce,    "rabenseifner",       makeReduceRabenseifner,         kNeedsCommutative,
@@ -76,6 +78,8 @@ const Algorithm kAlgorithms[] = {
    "2 log p alpha + 2 (p-1)/p n beta + (p-1)/p n gamma"},
   {CK::Allreduce, "ring",               makeAllreduceRing,              kNeedsCommutative,
    "2 (p-1) alpha + 2 (p-1)/p n beta + (p-1)/p n gamma, segmented"},
+  {CK::Allreduce, "shm_flat",           nullptr,                        kSharedMemory,
+   "n/s (p-1) counter waits + n copy + p n load + (p-1) n gamma at every rank, pieces s", allreduceShmFlatDirect},
   {CK::Allreduce, "shm",                nullptr,                        kNeedsCommutative | kSharedMemory,
    "3 (p-1) n/(p s) counter waits + n copy + 2 (p-1)/p n load + (p-1)/p n gamma, pieces s", allreduceShmDirect},
   {CK::Allreduce, "hierarchical",       makeAllreduceHierarchical,      kNeedsCommutative | kNodeAware,
@@ -163,10 +167,15 @@ const Rule kRules[] = {
   // 2.3-2.8 us, binomial 2.7-4.1; 8 ranks 2.5-3.5 / 5.6-8.9; 128K: 32 / 35 and 61 / 102).
   // 3 ranks: binomial is already flat (0 <- 1, 0 <- 2).
   // Blocking calls of a communicator on one node, through its shared segment where that beats
-  // the messages (2 ranks 256K: 30-34 / 46-47 us, 4M: 371-393 / 284-309; 4 ranks 128K: 31-32 /
-  // 59-62, 1M: 95-105 / 189-237; 8 ranks 256K: 208 / 229; 3 ranks: binomial, 2x ahead).
+  // the messages. shm (the pipeline): 2 ranks 256K: 30-34 / 46-47 us, 4M: 371-393 / 284-309;
+  // 9+ ranks from 256K as measured at 8 (208 / 229 us) before shm_flat took 3-8. shm_flat: every rank copies in, the root reduces all copies; non-roots go on at once (2
+  // ranks 1K: 0.18 / 0.35 us; 3 ranks 64K: 9.2 / 17.5, 1M: 65 / 137; 4 ranks 16 B: 1.69 /
+  // 1.77, 128K: 8.8 / 24.4, 4M: 1557 / 2583; 8 ranks 2M: 521 / 2031; behind at 2 ranks from 8K
+  // and 4 ranks 8K-16K: 3.2-4.6 / 3.0-3.7).
+  {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     0,     8*K,   "shm_flat"},
+  {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     8*K,   32*K,  "linear"},
+  {CK::Reduce,    MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "shm_flat"},
   {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     256*K, 1*M,   "shm"},
-  {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     128*K, kInf,  "shm"},
   {CK::Reduce,    MemType::Host, 5, kAnyRanks, RankClass::Any,     256*K, kInf,  "shm"},
   {CK::Reduce,    MemType::Host, 4, 8,         RankClass::Any,     0,     256*K, "linear"},
   {CK::Reduce,    MemType::Host, 1, 4,         RankClass::Any,     0,     kInf,  "binomial"},
@@ -178,6 +187,13 @@ const Rule kRules[] = {
   // Blocking calls of a communicator on one node: through its shared segment from where that
   // beats the messages (2 ranks 256K: 17-18 / 21-25 us, 4M: 291-387 / 450-456; 4 ranks 8K:
   // 7.4-10.4 / 10.2-10.4, 4M: 1086-1288 / 2064-2100; 3 ranks from 16K, 8 from 8K).
+  // shm_flat below: one round of waits, every rank reducing all p copies (2 ranks 8 B: 0.22-0.26
+  // / 0.32-0.38 us; 3 ranks 512 B: 2.8 / 3.7; 4 ranks 16K: 11.5 / 12.7 (the pipeline); 8 ranks
+  // 4K: 13.4 / 19.8).
+  {CK::Allreduce, MemType::Host, 2, 2,         RankClass::Any,     0,     2*K,   "shm_flat"},
+  {CK::Allreduce, MemType::Host, 3, 3,         RankClass::Any,     0,     16*K,  "shm_flat"},
+  {CK::Allreduce, MemType::Host, 4, 4,         RankClass::Any,     0,     32*K,  "shm_flat"},
+  {CK::Allreduce, MemType::Host, 5, 8,         RankClass::Any,     0,     8*K,   "shm_flat"},
   {CK::Allreduce, MemType::Host, 2, 2,         RankClass::Any,     256*K, kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 3, 3,         RankClass::Any,     16*K,  kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 4, kAnyRanks, RankClass::Any,     8*K,   kInf,  "shm"},

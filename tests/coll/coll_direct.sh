@@ -37,10 +37,13 @@ expect 2 rrt_barrier "barrier dissemination"
 expect 3 rrt_barrier "barrier linear"
 expect 2 rrt_bcast "bcast binomial"
 expect 3 rrt_bcast "bcast linear"
-expect 2 rrt_reduce "reduce binomial"
-expect 4 rrt_reduce "reduce linear"
+expect 2 rrt_reduce "reduce binomial" RRT_COLL_REDUCE=binomial
+expect 2 rrt_reduce "reduce shm_flat"
+expect 4 rrt_reduce "reduce linear" RRT_COLL_REDUCE=linear
+expect 4 rrt_reduce "reduce shm_flat"
 expect 3 rrt_reduce "reduce linear" RRT_COLL_REDUCE=linear
-expect 3 rrt_allreduce "allreduce recursive_doubling"
+expect 3 rrt_allreduce "allreduce recursive_doubling" RRT_COLL_ALLREDUCE=recursive_doubling
+expect 3 rrt_allreduce "allreduce shm_flat"
 expect 2 rrt_allreduce "allreduce shm" RRT_COLL_ALLREDUCE=shm
 expect 3 rrt_reduce "reduce shm" RRT_COLL_REDUCE=shm
 expect 2 rrt_allgather "allgather shm" RRT_COLL_ALLGATHER=shm

@@ -62,13 +62,20 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   auto pick = [](size_t b, int p, unsigned shape, bool c = true) {
     return std::string(selectFromTable(CollKind::Allreduce, b, p, MemType::Host, c, shape)->name);
   };
+  EXPECT_EQ(pick(8, 2, one), "shm_flat");
+  EXPECT_EQ(pick(2 << 10, 2, one), "recursive_doubling");
+  EXPECT_EQ(pick((32 << 10) - 1, 4, one), "shm_flat");
+  EXPECT_EQ(pick(8, 4, one, false), "shm_flat");  // rank order: non-commutative ops too
+  EXPECT_EQ(pick(8, 4, kShapeSharedMemory), "recursive_doubling");  // non-blocking
   EXPECT_EQ(pick(4 << 20, 2, one), "shm");
   EXPECT_EQ(pick(256 << 10, 2, one), "shm");
   EXPECT_EQ(pick((256 << 10) - 1, 2, one), "rabenseifner");
   EXPECT_EQ(pick(16 << 10, 3, one), "shm");
-  EXPECT_EQ(pick((16 << 10) - 1, 3, one), "recursive_doubling");
-  EXPECT_EQ(pick(8 << 10, 4, one), "shm");
-  EXPECT_EQ(pick((8 << 10) - 1, 4, one), "recursive_doubling");
+  EXPECT_EQ(pick((16 << 10) - 1, 3, one), "shm_flat");
+  EXPECT_EQ(pick(32 << 10, 4, one), "shm");
+  EXPECT_EQ(pick(8 << 10, 8, one), "shm");
+  EXPECT_EQ(pick((8 << 10) - 1, 8, one), "shm_flat");
+  EXPECT_EQ(pick(8, 9, one), "recursive_doubling");
   EXPECT_EQ(pick(4 << 20, 4, one, false), "recursive_doubling");  // not commutative
   EXPECT_EQ(pick(4 << 20, 4, kShapeSharedMemory), "rabenseifner");  // non-blocking
   EXPECT_EQ(pick(4 << 20, 4, kShapeDirect), "rabenseifner");        // not all on one node
@@ -79,10 +86,14 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   };
   EXPECT_EQ(reduce(256 << 10, 2, one), "shm");
   EXPECT_EQ(reduce(1 << 20, 2, one), "binomial");
-  EXPECT_EQ(reduce(128 << 10, 4, one), "shm");
-  EXPECT_EQ(reduce((128 << 10) - 1, 4, one), "linear");
-  EXPECT_EQ(reduce(4 << 20, 3, one), "binomial");
-  EXPECT_EQ(reduce(256 << 10, 8, one), "shm");
+  EXPECT_EQ(reduce(8, 2, one), "shm_flat");
+  EXPECT_EQ(reduce(8 << 10, 2, one), "binomial");
+  EXPECT_EQ(reduce(128 << 10, 4, one), "shm_flat");
+  EXPECT_EQ(reduce(16 << 10, 4, one), "linear");
+  EXPECT_EQ(reduce(4 << 20, 3, one), "shm_flat");
+  EXPECT_EQ(reduce(256 << 10, 8, one), "shm_flat");
+  EXPECT_EQ(reduce(256 << 10, 9, one), "shm");
+  EXPECT_EQ(reduce(8, 4, kShapeSharedMemory), "linear");  // non-blocking
   EXPECT_EQ(reduce(256 << 10, 8, kShapeSharedMemory), "rabenseifner");
   auto allgather = [](size_t b, int p, unsigned shape) {
     return std::string(selectFromTable(CollKind::Allgather, b, p, MemType::Host, true, shape)->name);
@@ -135,8 +146,8 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_STREQ(select(a, 4, one)->name, "shm");
   EXPECT_STREQ(select(a, 4, kShapeSharedMemory)->name, "recursive_doubling");
   EXPECT_STREQ(select(a, 4, kShapeDirect)->name, "recursive_doubling");
-  a.reducer.commutative = false;
-  EXPECT_STREQ(select(a, 4, one)->name, "recursive_doubling");
+  a.reducer.commutative = false;  // shm cannot: the table's choice, which takes any op
+  EXPECT_STREQ(select(a, 4, one)->name, "shm_flat");
   unsetenv("RRT_COLL_ALLREDUCE");
   reloadSelection();
   EXPECT_EQ(shmSlotBytes(), 2u << 20);
