@@ -24,12 +24,12 @@ Status allgatherShmDirect(Direct& d, const CollArgs& a) {
   const char* const own = inPlace(a.sbuf) ? out + b.off(r) : static_cast<const char*>(a.sbuf);
   Direct::copy(out + b.off(r), own, b.len(r));
   if (p == 1) return Status::Ok;
-  NodeSegment* seg = nullptr;
-  RRT_TRY(commNodeSegment(d, &seg));
-  if (!seg) return allgatherRingDirect(d, a);  // every rank learnt the same
-  const size_t s = seg->bufferBytes();
   size_t largest = 0;
   for (int j = 0; j < p; ++j) largest = std::max(largest, b.len(j));
+  NodeSegment* seg = nullptr;
+  RRT_TRY(commNodeSegment(d, largest, &seg));
+  if (!seg) return allgatherRingDirect(d, a);  // every rank learnt the same
+  const size_t s = seg->bufferBytes();
   // Piece k of rank j's block: bytes (none past its end).
   auto len = [&](int j, uint64_t k) { return k * s >= b.len(j) ? 0 : std::min(s, b.len(j) - k * s); };
   return shmExchange(

@@ -27,7 +27,7 @@ Status alltoallShmDirect(Direct& d, const CollArgs& a) {
   Direct::copy(out + static_cast<size_t>(r) * b, in + static_cast<size_t>(r) * b, b);
   if (p == 1 || b == 0) return Status::Ok;
   NodeSegment* seg = nullptr;
-  RRT_TRY(commNodeSegment(d, &seg));
+  RRT_TRY(commNodeSegment(d, static_cast<size_t>(p) * b, &seg));
   // Without a segment (every rank learnt the same) or with buffers too small for p
   // sub-blocks (a tiny RRT_COLL_SHM_SLOT): by messages.
   const size_t s = seg ? seg->bufferBytes() / static_cast<size_t>(p) / 64 * 64 : 0;

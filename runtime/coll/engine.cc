@@ -98,7 +98,7 @@ struct CommState {
   unsigned shape = 0;  // kShapeNodeAware (node_layout.h: worth a hierarchy), kShapeSharedMemory
   ScratchCache scratch;
   std::unique_ptr<NodeSegment> segment;  // node_segment.h, made by the first call wanting it
-  bool segmentTried = false;
+  size_t segmentTriedBytes = 0;  // the largest slot size open() was tried with
   CommState(unsigned s, size_t keepBytes) : shape(s), scratch(keepBytes) {}
 };
 
@@ -133,11 +133,17 @@ unsigned commShape(proto::Comm& comm) { return commState(comm).shape; }
 
 }  // namespace
 
-Status commNodeSegment(Direct& d, NodeSegment** out) {
+Status commNodeSegment(Direct& d, size_t callBytes, NodeSegment** out) {
   CommState& st = commState(d.comm());
-  if (!st.segmentTried) {
-    st.segmentTried = true;
-    RRT_TRY(NodeSegment::open(d, NodeSegment::slotBytesFor(d.size()), &st.segment));
+  const size_t full = NodeSegment::slotBytesFor(d.size());
+  const size_t want = callBytes <= kSmallCallBytes ? std::min(kSmallSlotBytes, full) : full;
+  if (st.segmentTriedBytes < want) {  // alike on every rank: the same calls came before
+    st.segmentTriedBytes = want;
+    std::unique_ptr<NodeSegment> made;
+    RRT_TRY(NodeSegment::open(d, want, &made));
+    if (made) st.segment = std::move(made);  // the old one's pieces are all done: nobody reads it
+    RRT_DEBUG("coll: communicator %d: %s shared segment of %zu-byte slots", d.comm().handle,
+              st.segment ? "a" : "no", st.segment ? st.segment->slotBytes() : want);
   }
   *out = st.segment.get();
   return Status::Ok;

@@ -59,6 +59,7 @@ class NodeSegment {
   NodeSegment(const NodeSegment&) = delete;
   NodeSegment& operator=(const NodeSegment&) = delete;
 
+  size_t slotBytes() const { return slotBytes_; }
   // Rank r's buffer of piece g: bufferBytes, 64-byte aligned.
   size_t bufferBytes() const { return bufferBytes_; }
   char* buffer(int r, uint64_t g) const {
@@ -100,11 +101,18 @@ class NodeSegment {
   uint64_t sequence_ = 0;
 };
 
-// The segment of d's communicator, made by its first call (NodeSegment::open, collective: every
-// rank of the communicator calls this at the same point) and kept with the communicator; *out
-// null when it could not be made (then never tried again on it). Its slots are
-// RRT_COLL_SHM_SLOT bytes, shrunk so that a segment stays within kMaxSegmentBytes.
+// The segment of d's communicator, for a call that puts up to callBytes into each rank's slot
+// (a function of the call's arguments, alike on every rank). Made by the first call that wants
+// one (NodeSegment::open, collective: every rank of the communicator calls this at the same
+// point) and kept with the communicator; *out null when it could not be made. Calls of at most
+// kSmallCallBytes get slots of kSmallSlotBytes, so that a communicator that only ever runs small
+// collectives costs a fraction of a millisecond and a few pages; the first larger call replaces
+// them, once, with slots of RRT_COLL_SHM_SLOT bytes, shrunk so that a segment stays within
+// kMaxSegmentBytes (when that fails, the small segment stays). A size that failed is never
+// tried again on the communicator.
 constexpr size_t kMaxSegmentBytes = 16u << 20;
-Status commNodeSegment(Direct& d, NodeSegment** out);
+constexpr size_t kSmallSlotBytes = 64u << 10;
+constexpr size_t kSmallCallBytes = kSmallSlotBytes / NodeSegment::kBuffers;
+Status commNodeSegment(Direct& d, size_t callBytes, NodeSegment** out);
 
 }  // namespace rrt::coll

@@ -29,7 +29,7 @@ Status shmFlatReduction(Direct& d, const CollArgs& a, bool gets) {
     return Status::Ok;
   }
   NodeSegment* seg = nullptr;
-  RRT_TRY(commNodeSegment(d, &seg));
+  RRT_TRY(commNodeSegment(d, a.count * ts, &seg));
   const size_t e = seg ? seg->bufferBytes() / ts : 0;  // elements per piece
   if (e == 0)  // no segment (every rank learnt the same), or elements larger than a buffer
     return a.kind == CollKind::Allreduce ? allreduceRecursiveDoublingDirect(d, a)

@@ -129,7 +129,9 @@ Status shmReduction(Direct& d, const CollArgs& a, ShmResult result) {
     return Status::Ok;
   }
   NodeSegment* seg = nullptr;
-  RRT_TRY(commNodeSegment(d, &seg));
+  const size_t bytes = result == ShmResult::kOwnRegion ? a.recvOffs.back() + a.recvBytes.back()
+                                                       : a.count * a.typeSize;
+  RRT_TRY(commNodeSegment(d, bytes, &seg));
   const size_t s = seg ? seg->bufferBytes() / static_cast<size_t>(p) / 64 * 64 : 0;
   if (!seg || a.typeSize > s) {
     switch (result) {

@@ -213,7 +213,8 @@ int main(int argc, char** argv) {
   int64_t* out = malloc((max_count + 128) * sizeof *out);
   uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
   for (int it = 0; it < iterations; it++) {
-    const size_t count = 1 + next(&sizes) % max_count;
+    /* The first call small: a segment of small slots first, replaced by the first large call. */
+    const size_t count = it == 0 ? 1 : 1 + next(&sizes) % max_count;
     const rrt_comm_t comm = it % 3 == 2 ? half : RRT_COMM_WORLD;
     pause_now_and_then(&pauses);
     if (it % 5 == 4)
