@@ -168,10 +168,11 @@ const Rule kRules[] = {
   // 3 ranks: binomial is already flat (0 <- 1, 0 <- 2).
   // Blocking calls of a communicator on one node, through its shared segment where that beats
   // the messages. shm (the pipeline): 2 ranks 256K: 30-34 / 46-47 us, 4M: 371-393 / 284-309;
-  // 9+ ranks from 256K as measured at 8 (208 / 229 us) before shm_flat took 3-8. shm_flat: every rank copies in, the root reduces all copies; non-roots go on at once (2
-  // ranks 1K: 0.18 / 0.35 us; 3 ranks 64K: 9.2 / 17.5, 1M: 65 / 137; 4 ranks 16 B: 1.69 /
-  // 1.77, 128K: 8.8 / 24.4, 4M: 1557 / 2583; 8 ranks 2M: 521 / 2031; behind at 2 ranks from 8K
-  // and 4 ranks 8K-16K: 3.2-4.6 / 3.0-3.7).
+  // 9+ ranks from 256K as measured at 8 (208 / 229 us) before shm_flat took 3-8. shm_flat:
+  // every rank copies in, the root reduces all copies, non-roots go on at once (2 ranks 1K:
+  // 0.18 / 0.35 us; 3 ranks 64K: 9.2 / 17.5, 1M: 65 / 137; 4 ranks 16 B: 1.69 / 1.77, 128K:
+  // 8.8 / 24.4, 4M: 1557 / 2583; 8 ranks 2M: 521 / 2031; behind at 2 ranks from 8K and 4 ranks
+  // 8K-16K: 3.2-4.6 / 3.0-3.7).
   {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     0,     8*K,   "shm_flat"},
   {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     8*K,   32*K,  "linear"},
   {CK::Reduce,    MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "shm_flat"},
