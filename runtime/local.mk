@@ -21,6 +21,8 @@ librrtint_la_SOURCES = \
 	runtime/memory/reg_cache.h runtime/memory/reg_cache.cc \
 	runtime/memory/device_reg_cache.h runtime/memory/device_reg_cache.cc \
 	runtime/memory/release_hooks.h runtime/memory/release_hooks.cc \
+	runtime/memory/shared_alloc.h runtime/memory/shared_alloc.cc \
+	runtime/memory/peer_map.h runtime/memory/peer_map.cc \
 	runtime/transport/transport.h
 librrtint_la_LIBADD = $(PMIX_LIBS) -lpthread -ldl
 

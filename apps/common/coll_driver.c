@@ -54,8 +54,11 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   size_t max = opts.kind == BENCH_COLL ? opts.max_size : 0;
   size_t send_bytes = max * (bench->send_blocks == COLL_BLOCK_PER_RANK ? np : 1);
   size_t recv_bytes = max * (bench->recv_blocks == COLL_BLOCK_PER_RANK ? np : 1);
-  void *send = device_mem_or_host_alloc(on_device, send_bytes);
-  void *recv = device_mem_or_host_alloc(on_device, recv_bytes);
+  const int lib = opts.lib_alloc && !on_device;
+  void *send = lib ? rt->alloc_mem(send_bytes ? send_bytes : 1)
+                   : device_mem_or_host_alloc(on_device, send_bytes);
+  void *recv = lib ? rt->alloc_mem(recv_bytes ? recv_bytes : 1)
+                   : device_mem_or_host_alloc(on_device, recv_bytes);
   size_t *counts = calloc(np, sizeof *counts);
   int *int_counts = calloc(np, sizeof *int_counts);
   if (!send || !recv || !counts || !int_counts) {
@@ -93,7 +96,12 @@ int coll_main(int argc, char **argv, const struct coll_runtime *rt,
   }
   free(int_counts);
   free(counts);
-  device_mem_or_host_free(on_device, recv);
-  device_mem_or_host_free(on_device, send);
+  if (lib) {
+    rt->free_mem(recv);
+    rt->free_mem(send);
+  } else {
+    device_mem_or_host_free(on_device, recv);
+    device_mem_or_host_free(on_device, send);
+  }
   return 0;
 }

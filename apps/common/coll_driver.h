@@ -30,6 +30,9 @@ struct coll_runtime {
   /* -d cuda: NULL when the runtime takes device buffers here, else why not (NULL function: the
    * runtime never does). */
   const char *(*device_unavailable)(void);
+  /* -a: host memory from the runtime's allocator (NULL on failure) and its release. */
+  void *(*alloc_mem)(size_t bytes);
+  void (*free_mem)(void *p);
 };
 
 /* One call of the collective under test. */

@@ -35,7 +35,7 @@ static const char *optstring(enum bench_kind kind) {
   switch (kind) {
     case BENCH_LATENCY: return "+hm:i:x:d:";
     case BENCH_BW: return "+hm:i:x:W:d:";
-    case BENCH_COLL: return "+hm:i:x:fT:d:";
+    case BENCH_COLL: return "+hm:i:x:fT:d:a";
     case BENCH_BARRIER: return "+hi:x:fd:";
   }
   return "";
@@ -99,6 +99,7 @@ enum bench_parse_result bench_parse(int argc, char **argv, enum bench_kind kind,
         opts->window = n;
         break;
       case 'f': opts->full = 1; break;
+      case 'a': opts->lib_alloc = 1; break;
       case 'T': {
         size_t t = 0;
         while (t < NTYPES && strcasecmp(optarg, kTypes[t].flag) != 0) ++t;
@@ -164,7 +165,9 @@ void bench_usage(FILE *out, const char *program, enum bench_kind kind) {
   if (kind == BENCH_COLL || kind == BENCH_BARRIER)
     fprintf(out, "  -f            also print min and max latency and iterations\n");
   if (kind == BENCH_COLL)
-    fprintf(out, "  -T TYPE       element type: char (default), int, float, double, fp16, bf16\n");
+    fprintf(out, "  -T TYPE       element type: char (default), int, float, double, fp16, bf16\n"
+                 "  -a            host buffers from the runtime's allocator (rrt_alloc_mem,\n"
+                 "                MPI_Alloc_mem) instead of malloc\n");
   if (kind == BENCH_LATENCY || kind == BENCH_BW)
     fprintf(out, "  -d host|cuda [H|D H|D]  buffer memory; with cuda, rank 0's and rank 1's buffers\n"
                  "                (default D D); skipped (exit 77) without a GPU\n");
@@ -212,6 +215,7 @@ void bench_print_pt2pt_row(size_t size, double value) {
 void bench_print_coll_header(const struct bench_options *opts, const char *type_prefix) {
   if (opts->kind == BENCH_COLL) {
     printf("# Datatype: %s%s.\n", type_prefix, bench_dtype_name(opts->dtype));
+    if (opts->lib_alloc) printf("# Buffers: the runtime's allocator.\n");
     printf("%-*s%*s", SIZE_WIDTH, "# Size", FIELD_WIDTH, "Avg Latency(us)");
   } else {
     printf("# Avg Latency(us)");

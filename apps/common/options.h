@@ -40,6 +40,8 @@ struct bench_options {
   enum bench_dtype dtype;
   enum bench_device device;
   int device_buf[2]; /* -d cuda, point-to-point: rank 0's / rank 1's buffers on the device */
+  int lib_alloc;     /* -a, collectives: host buffers from the runtime's allocator
+                        (rrt_alloc_mem, MPI_Alloc_mem) instead of malloc */
 };
 
 enum bench_parse_result { BENCH_RUN, BENCH_HELP, BENCH_BAD_USAGE };

@@ -18,6 +18,13 @@ int dtypeSupported(bench_dtype) { return 1; }  // rrt has every -T type, fp16 an
 
 void abortJob() { rrt_abort(RRT_COMM_WORLD, 1); }
 
+void* allocMem(size_t bytes) {
+  void* p = nullptr;
+  return rrt_alloc_mem(bytes, &p) == RRT_SUCCESS ? p : nullptr;
+}
+
+void freeMem(void* p) { check(rrt_free_mem(p), "rrt_free_mem"); }
+
 }  // namespace
 
 int collMain(int argc, char** argv, const coll_bench& bench) {
@@ -33,6 +40,8 @@ int collMain(int argc, char** argv, const coll_bench& bench) {
   rt.dtype_supported = dtypeSupported;
   rt.abort_job = abortJob;
   rt.device_unavailable = deviceUnavailable;
+  rt.alloc_mem = allocMem;
+  rt.free_mem = freeMem;
   int code = coll_main(argc, argv, &rt, &bench);
   check(rrt_finalize(), "rrt_finalize");
   return code;

@@ -61,6 +61,13 @@ static int dtype_supported(enum bench_dtype dtype) { return mpi_type(dtype) != M
 
 static void abort_job(void) { MPI_Abort(MPI_COMM_WORLD, 1); }
 
+static void *alloc_mem(size_t bytes) {
+  void *p = NULL;
+  return MPI_Alloc_mem((MPI_Aint)bytes, MPI_INFO_NULL, &p) == MPI_SUCCESS ? p : NULL;
+}
+
+static void free_mem(void *p) { mpi_check(MPI_Free_mem(p), "MPI_Free_mem"); }
+
 int mpi_pt2pt_main(int argc, char **argv, struct pt2pt_bench bench) {
   struct pt2pt_runtime rt = {0, 0, barrier};
   init(&argc, &argv, bench.program, &rt.rank, &rt.nranks);
@@ -71,7 +78,14 @@ int mpi_pt2pt_main(int argc, char **argv, struct pt2pt_bench bench) {
 }
 
 int mpi_coll_main(int argc, char **argv, struct coll_bench bench) {
-  struct coll_runtime rt = {"MPI_", 0, 0, wtime, barrier, reduce_stats, dtype_supported, abort_job};
+  struct coll_runtime rt = {.type_prefix = "MPI_",
+                            .wtime = wtime,
+                            .barrier = barrier,
+                            .reduce_stats = reduce_stats,
+                            .dtype_supported = dtype_supported,
+                            .abort_job = abort_job,
+                            .alloc_mem = alloc_mem,
+                            .free_mem = free_mem};
   init(&argc, &argv, bench.program, &rt.rank, &rt.nranks);
   bench.title = title(bench.title);
   int code = coll_main(argc, argv, &rt, &bench);

@@ -18,6 +18,7 @@
 #include "runtime/core/log.h"
 #include "runtime/core/process.h"
 #include "runtime/core/progress.h"
+#include "runtime/memory/peer_map.h"
 
 namespace rrt::coll {
 namespace {
@@ -27,7 +28,8 @@ constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr double kLivenessSeconds = 0.01;
 
-// Line 0: the header; then per rank one line with its pid and one per counter; then the slots.
+// Line 0: the header; then per rank one line with its pid and probe, one per counter and one
+// per slot buffer with the call's shared buffers; then the slots.
 struct Header {
   uint64_t magic;
   uint64_t slotBytes;
@@ -35,12 +37,20 @@ struct Header {
 };
 static_assert(sizeof(Header) <= kLine, "the header is one line");
 
-constexpr size_t kLinesPerRank = 1 + NodeSegment::kCounters;
+struct RankLine {
+  int32_t pid;
+  int32_t probeFd;  // memory::probeFd() of the rank: rank 0 tries it at open
+  uint64_t probeIno;
+  std::atomic<int32_t> failed;  // markFailed()
+};
+static_assert(sizeof(NodeSegment::CallBuffers) <= kLine, "a call's buffers are one line");
+
+constexpr size_t kLinesPerRank = 1 + NodeSegment::kCounters + NodeSegment::kBuffers;
 size_t controlBytes(int size) { return kLine * (1 + kLinesPerRank * static_cast<size_t>(size)); }
 size_t slotsOffset(int size) { return (controlBytes(size) + kPage - 1) / kPage * kPage; }
-int32_t* pidOf(char* base, int r) {
-  return reinterpret_cast<int32_t*>(base + kLine * (1 + kLinesPerRank * static_cast<size_t>(r)));
-}
+char* rankLines(char* base, int r) { return base + kLine * (1 + kLinesPerRank * static_cast<size_t>(r)); }
+RankLine* rankLine(char* base, int r) { return reinterpret_cast<RankLine*>(rankLines(base, r)); }
+int32_t* pidOf(char* base, int r) { return &rankLine(base, r)->pid; }
 
 // Rank 0's offer: the name to map, or why there is none.
 struct Offer {
@@ -125,9 +135,16 @@ Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegmen
       base = nullptr;
     }
   }
-  if (base) *pidOf(base, me) = static_cast<int32_t>(getpid());
+  if (base) {
+    RankLine* line = rankLine(base, me);
+    line->pid = static_cast<int32_t>(getpid());
+    line->probeFd = memory::probeFd(&line->probeIno);
+  }
 
-  // Answers to rank 0, then rank 0's verdict: all or nobody uses it.
+  // Answers to rank 0, then rank 0's verdict: all or nobody uses it (bit 0), and whether ranks
+  // may map each other's rrt_alloc_mem memory (bit 1). Rank 0 tries every rank's probe: the
+  // access check (same user, ptrace read access, the process dumpable) passes for every pair
+  // when it passes from rank 0 to each.
   int32_t mine = base ? 1 : 0, verdict = mine;
   std::vector<int32_t> answers(static_cast<size_t>(p), 0);
   if (me == 0) {
@@ -136,6 +153,15 @@ Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegmen
     if (base) shm_unlink(offer.name);  // every rank mapped it or never will
     if (s == Status::Ok) {
       for (int r = 1; r < p; ++r) verdict &= answers[static_cast<size_t>(r)];
+      bool mappable = verdict && rankLine(base, 0)->probeFd >= 0;
+      for (int r = 1; r < p && mappable; ++r) {
+        const RankLine* line = rankLine(base, r);
+        mappable = memory::peerMappable(line->pid, line->probeFd, line->probeIno);
+      }
+      if (verdict && !mappable)
+        RRT_DEBUG("coll: communicator %d: ranks cannot map each other's rrt_alloc_mem memory",
+                  d.comm().handle);
+      if (mappable) verdict |= 2;
       for (int r = 1; r < p; ++r) RRT_TRY(d.send(r, &verdict, sizeof verdict));
       s = d.wait();
     }
@@ -144,7 +170,7 @@ Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegmen
     RRT_TRY(d.recv(0, &verdict, sizeof verdict));
     s = d.wait();
   }
-  if (s != Status::Ok || !verdict) {
+  if (s != Status::Ok || !(verdict & 1)) {
     if (base) munmap(base, bytes);
     if (s == Status::Ok && me == 0)
       RRT_WARN("coll: no shared segment for communicator %d: the shared-memory algorithms fall "
@@ -159,6 +185,8 @@ Status NodeSegment::open(Direct& d, size_t slotBytes, std::unique_ptr<NodeSegmen
   seg->bufferBytes_ = slotBytes / kBuffers / 64 * 64;
   seg->rank_ = me;
   seg->size_ = p;
+  seg->peersMap_ = (verdict & 2) != 0;
+  seg->peerAddresses_.assign(2 * static_cast<size_t>(p), nullptr);
   for (int r = 0; r < p; ++r) seg->worldRanks_.push_back(d.comm().worldRank(r));
   *out = std::move(seg);
   return Status::Ok;
@@ -174,37 +202,73 @@ NodeSegment::~NodeSegment() {
 }
 
 std::atomic<uint64_t>& NodeSegment::counter(int r, int c) const {
-  char* line = base_ + kLine * (1 + kLinesPerRank * static_cast<size_t>(r) + 1 + static_cast<size_t>(c));
+  char* line = rankLines(base_, r) + kLine * (1 + static_cast<size_t>(c));
   return *reinterpret_cast<std::atomic<uint64_t>*>(line);
 }
 
-Status NodeSegment::waitSlow(int r, int c, uint64_t v) {
+NodeSegment::CallBuffers& NodeSegment::callBuffers(int r, uint64_t g) const {
+  char* line = rankLines(base_, r) + kLine * (1 + kCounters + g % kBuffers);
+  return *reinterpret_cast<CallBuffers*>(line);
+}
+
+pid_t NodeSegment::pid(int r) const { return *pidOf(base_, r); }
+
+void NodeSegment::markFailed() { rankLine(base_, rank_)->failed.store(1, std::memory_order_release); }
+
+// Waits until rank r's counter c is at least v, r marked itself failed, or r died: *seen says
+// which. The error of the wait itself (a timeout) otherwise.
+Status NodeSegment::watch(int r, int c, uint64_t v, Seen* seen) {
   struct Wait {
     NodeSegment* seg;
     int r, c;
     uint64_t v;
     uint32_t polls = 0;
     double lastLook = 0;
-    bool dead = false;
+    Seen seen = Seen::kReached;
   } w{this, r, c, v};
   const Status s = core::waitFor([&w] {
     if (w.seg->load(w.r, w.c) >= w.v) return true;
     if ((++w.polls & 0xff) != 0) return false;
+    if (rankLine(w.seg->base_, w.r)->failed.load(std::memory_order_acquire) != 0) {
+      w.seen = Seen::kFailed;
+      return true;
+    }
     const double t = core::now();
     if (w.lastLook == 0) w.lastLook = t;
     if (t - w.lastLook < kLivenessSeconds) return false;
     w.lastLook = t;
     const pid_t pid = *pidOf(w.seg->base_, w.r);
     // Looked at again after: it may have counted and exited since.
-    w.dead = !core::processAlive(pid) && w.seg->load(w.r, w.c) < w.v;
-    return w.dead;
+    if (core::processAlive(pid) || w.seg->load(w.r, w.c) >= w.v) return false;
+    w.seen = Seen::kDead;
+    return true;
   });
-  if (s != Status::Ok) return s;
-  if (!w.dead) return Status::Ok;
+  *seen = w.seen;
+  return s;
+}
+
+Status NodeSegment::waitSlow(int r, int c, uint64_t v) {
+  Seen seen;
+  RRT_TRY(watch(r, c, v, &seen));
+  if (seen == Seen::kReached) return Status::Ok;
+  // This rank stops too: whoever waits for it learns so, rather than waiting forever.
+  markFailed();
+  if (seen == Seen::kFailed) {
+    RRT_DEBUG("coll: rank %d failed a shared-memory collective", r);
+    return Status::ErrInternal;
+  }
   const int world = worldRanks_[static_cast<size_t>(r)];
   RRT_DEBUG("coll: rank %d (world %d) died during a shared-memory collective", r, world);
   if (p2p().peerFailed) p2p().peerFailed(world);
   return Status::ErrProcFailed;
+}
+
+void NodeSegment::settle(uint64_t done) {
+  markFailed();
+  for (int j = 0; j < size_; ++j) {
+    Seen seen;
+    if (j != rank_) (void)watch(j, kDone, done, &seen);
+  }
 }
 
 }  // namespace rrt::coll

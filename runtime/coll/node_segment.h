@@ -29,7 +29,15 @@
 // on the communicator: a rank writes into its buffer of piece g only after waitBufferFree(g)
 // (every rank's kDone covers piece g - kBuffers), and counts kDone for piece g only once it
 // read everything of piece g it will ever read. kIn and kReduced say what the algorithm says.
+//
+// Peers' buffers: where rank 0 found at open that ranks may map each other's rrt_alloc_mem
+// memory (peersMapMemory()), a call may read a peer's input or output where it lies instead of
+// a copy in the peer's slot. A rank says which of its buffers are shared in callBuffers(own,
+// g) of the call's piece 0 g, written under the buffer rule (after waitBufferFree(g), before
+// counting kIn for g), and read by peers before they count kDone for g.
 #pragma once
+
+#include <sys/types.h>
 
 #include <atomic>
 #include <cstddef>
@@ -38,6 +46,7 @@
 #include <vector>
 
 #include "runtime/core/status.h"
+#include "runtime/memory/shared_alloc.h"
 
 namespace rrt::coll {
 
@@ -76,7 +85,8 @@ class NodeSegment {
 
   uint64_t load(int r, int c) const { return counter(r, c).load(std::memory_order_acquire); }
   void store(int c, uint64_t v) { counter(rank_, c).store(v, std::memory_order_release); }
-  // Waits until rank r's counter c is at least v: Ok, ErrProcFailed (r died), ErrTimeout.
+  // Waits until rank r's counter c is at least v: Ok, ErrProcFailed (r died), ErrInternal (r
+  // marked itself failed), ErrTimeout.
   Status waitAtLeast(int r, int c, uint64_t v) {
     if (__builtin_expect(load(r, c) >= v, 1)) return Status::Ok;
     return waitSlow(r, c, v);
@@ -85,10 +95,31 @@ class NodeSegment {
   // The next unused value of the counters' common sequence: every rank advances it alike.
   uint64_t& sequence() { return sequence_; }
 
+  // A call's shared buffers (memory::sharedFind; ino 0: not shared): its input and output.
+  struct CallBuffers {
+    memory::SharedRef in, out;
+  };
+  CallBuffers& callBuffers(int r, uint64_t g) const;
+  bool peersMapMemory() const { return peersMap_; }
+  pid_t pid(int r) const;
+  // Room for a call's addresses of its peers' buffers: 2 per rank (no allocation in a call).
+  const char** peerAddresses() { return peerAddresses_.data(); }
+  // Marks this rank failed in the segment (it cannot go on with the call, e.g. a peer's buffer
+  // could not be mapped): every wait on it, now or in later calls, fails with ErrInternal
+  // instead of waiting forever, and a rank whose wait fails so (or on a dead peer) marks itself
+  // failed in turn. The segment serves no more calls after.
+  void markFailed();
+  // For a rank that fails a call while peers may read its buffers where they lie: marks it
+  // failed, then waits until every peer either counted kDone up to done, failed, or died, so
+  // that the caller may free the buffers when the call returns.
+  void settle(uint64_t done);
+
  private:
   NodeSegment() = default;
   std::atomic<uint64_t>& counter(int r, int c) const;
   Status waitSlow(int r, int c, uint64_t v);
+  enum class Seen { kReached, kFailed, kDead };
+  Status watch(int r, int c, uint64_t v, Seen* seen);
 
   char* base_ = nullptr;
   size_t bytes_ = 0;
@@ -99,6 +130,8 @@ class NodeSegment {
   int size_ = 0;
   std::vector<int> worldRanks_;  // of the communicator's ranks, for failure reports
   uint64_t sequence_ = 0;
+  bool peersMap_ = false;
+  std::vector<const char*> peerAddresses_;
 };
 
 // The segment of d's communicator, for a call that puts up to callBytes into each rank's slot

@@ -278,6 +278,7 @@ struct Overrides {
   const Algorithm* forced[kCollKinds] = {};
   size_t segment = 64 * K;
   size_t shmSlot = 2 * M;
+  size_t shmSharedOutput = 256 * K;
   bool loaded = false;
   void load() {
     for (int k = 0; k < kCollKinds; ++k) {
@@ -289,6 +290,11 @@ struct Overrides {
     }
     segment = sizeSetting(config::Tunable::CollSegment, "RRT_COLL_SEGMENT", 64 * K, "64K");
     shmSlot = sizeSetting(config::Tunable::CollShmSlot, "RRT_COLL_SHM_SLOT", 2 * M, "2M");
+    const std::string& so = config::value(config::Tunable::CollShmSharedOutput);
+    uint64_t bytes = 0;
+    shmSharedOutput = config::parseSize(so, &bytes) == Status::Ok ? bytes : 256 * K;
+    if (shmSharedOutput != bytes)
+      RRT_WARN("RRT_COLL_SHM_SHARED_OUTPUT=%s: not a size; using 256K", so.c_str());
     loaded = true;
   }
 };
@@ -450,6 +456,7 @@ void reloadSelection() {
 }
 size_t segmentBytes() { return overrides().segment; }
 size_t shmSlotBytes() { return overrides().shmSlot; }
+size_t shmSharedOutputBytes() { return overrides().shmSharedOutput; }
 
 void printSelection(FILE* out) {
   Overrides& o = overrides();
@@ -458,6 +465,9 @@ void printSelection(FILE* out) {
   fprintf(out, "  segment of pipelined algorithms: %zu bytes (RRT_COLL_SEGMENT)\n", o.segment);
   fprintf(out, "  slot of the shared-memory algorithms: %zu bytes per rank (RRT_COLL_SHM_SLOT)\n",
           o.shmSlot);
+  fprintf(out, "  shm allreduce: peers read a shared (rrt_alloc_mem) output from %zu bytes x "
+               "ranks^2 (RRT_COLL_SHM_SHARED_OUTPUT)\n",
+          o.shmSharedOutput);
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);
     fprintf(out, "%s (%s=%s)\n", kKinds[k].name, kKinds[k].env,

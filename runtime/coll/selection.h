@@ -18,6 +18,9 @@
 //                     chain bcast), bytes with K/M suffixes; default 64K.
 //   RRT_COLL_SHM_SLOT  each rank's slot in a communicator's shared segment (shm allreduce;
 //                     allreduce_shm.cc), bytes; default 2M.
+//   RRT_COLL_SHM_SHARED_OUTPUT  shm allreduce of n bytes over p ranks: peers read a shared
+//                     (rrt_alloc_mem) output where it lies from n >= this p^2; default 256K
+//                     (shm_reduction.cc says why).
 #pragma once
 
 #include <cstdio>
@@ -81,6 +84,7 @@ size_t selectionBytes(const CollArgs& args, int ranks);
 void reloadSelection();
 size_t segmentBytes();
 size_t shmSlotBytes();  // RRT_COLL_SHM_SLOT
+size_t shmSharedOutputBytes();  // RRT_COLL_SHM_SHARED_OUTPUT
 
 // Prints the overrides in force, the rules, and the algorithm chosen for each collective and
 // size range at a few rank counts. rrt_info calls it.

@@ -6,12 +6,22 @@
 #include "runtime/coll/algorithms.h"
 #include "runtime/coll/node_segment.h"
 #include "runtime/coll/patterns.h"
+#include "runtime/coll/selection.h"
+#include "runtime/core/log.h"
+#include "runtime/memory/peer_map.h"
 
 namespace rrt::coll {
 namespace {
 
 constexpr int kIn = NodeSegment::kIn, kReduced = NodeSegment::kReduced, kDone = NodeSegment::kDone;
 constexpr size_t kChunkBytes = 8 * 1024;  // of the own region's fold (L1)
+
+// A shared output (rrt_alloc_mem) is the accumulator that peers copy the result from, which
+// saves writing the result twice; but the next call writes the same lines again while peers
+// may still hold them (a cross-core invalidation per line), where the slot buffers rotate.
+// Measured (2 vCPUs, tuning/shm-2vcpu.txt): it pays from 1M at 2 ranks and from 16M at 4, so
+// from n >= 256K p^2 (RRT_COLL_SHM_SHARED_OUTPUT); below, the result goes through the slot as
+// for private buffers.
 
 // Why large slots (RRT_COLL_SHM_SLOT, 2M): a slot line that a peer still holds in its cache
 // costs a cross-core invalidation when it is written again, and a buffer reused soon is in
@@ -21,17 +31,28 @@ class Pipeline {
  public:
   Pipeline(Direct& d, const CollArgs& a, NodeSegment& seg, size_t s, ShmResult result)
       : a_(a), seg_(seg), p_(d.size()), r_(d.rank()), s_(s), e_(s / a.typeSize),
-        scatter_(result == ShmResult::kOwnRegion),
+        scatter_(result == ShmResult::kOwnRegion), everyRank_(result == ShmResult::kEveryRank),
         gets_(result == ShmResult::kEveryRank || (result == ShmResult::kRoot && a.root == d.rank())),
         in_(static_cast<const char*>(inPlace(a.sbuf) ? a.rbuf : a.sbuf)),
         out_(static_cast<char*>(a.rbuf)) {}
 
-  Status run() {
+  Status run(size_t inBytes) {
     size_t largest = 0;
     for (int j = 0; j < p_; ++j) largest = std::max(largest, regionLen(j));
     const uint64_t pieces = (largest + e_ - 1) / e_;
     base_ = seg_.sequence();
     seg_.sequence() += pieces;
+    RRT_TRY(seg_.waitBufferFree(base_));
+    publish(inBytes);
+    const Status s = pipeline(pieces);
+    // Failed with a shared buffer: peers may still read it; the caller may free it once we
+    // return.
+    if (s != Status::Ok && (sharedIn_ || sharedOut_)) seg_.settle(base_ + pieces);
+    return s;
+  }
+
+ private:
+  Status pipeline(uint64_t pieces) {
     RRT_TRY(copyIn(0));
     for (uint64_t k = 0; k < pieces; ++k) {
       if (k + 1 < pieces) RRT_TRY(copyIn(k + 1));
@@ -39,10 +60,14 @@ class Pipeline {
       if (gets_) RRT_TRY(copyOut(k));
       seg_.store(kDone, base_ + k + 1);
     }
+    // Peers read a shared input or output where it lies: it is the caller's again only once
+    // every peer is done with the call.
+    if (sharedIn_ || sharedOut_)
+      for (int j = 0; j < p_; ++j)
+        if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kDone, base_ + pieces));
     return Status::Ok;
   }
 
- private:
   // Region j of the vector, in elements: its first element and its length.
   size_t regionOff(int j) const {
     const size_t i = static_cast<size_t>(j);
@@ -63,34 +88,82 @@ class Pipeline {
     return seg_.buffer(j, base_ + k) + static_cast<size_t>(i) * s_;
   }
 
+  // Says which of this rank's buffers peers may read where they lie (rrt_alloc_mem memory,
+  // node_segment.h), in the line of the call's piece 0 (its buffer is free: run()). Not a
+  // reduce-scatter's input in place: its output, written from the start, covers other ranks'
+  // regions of it before they read them. An output only where every rank gets the result.
+  void publish(size_t inBytes) {
+    NodeSegment::CallBuffers& mine = seg_.callBuffers(r_, base_);
+    mine = NodeSegment::CallBuffers{};
+    if (!seg_.peersMapMemory()) return;
+    sharedIn_ = !(scatter_ && in_ == out_) && memory::sharedFind(in_, inBytes, &mine.in);
+    const size_t n = a_.count * a_.typeSize, p = static_cast<size_t>(p_);
+    sharedOut_ = everyRank_ && n >= shmSharedOutputBytes() * p * p && memory::sharedFind(out_, n, &mine.out);
+    if (!sharedIn_) mine.in = memory::SharedRef{};
+  }
+
+  // At piece 0, once every peer counted it in: where this rank reads each peer's input and
+  // output (nullptr: from its slot). ErrInternal, with every peer told, when a peer's memory
+  // cannot be mapped here (rank 0 found at open that it can: fds or address space ran out).
+  Status findPeers() {
+    const char** at = seg_.peerAddresses();
+    for (int j = 0; j < p_; ++j) {
+      at[j] = at[p_ + j] = nullptr;
+      if (j == r_ || !seg_.peersMapMemory()) continue;
+      const NodeSegment::CallBuffers& theirs = seg_.callBuffers(j, base_);
+      for (int o = 0; o < 2; ++o) {
+        const memory::SharedRef& ref = o == 0 ? theirs.in : theirs.out;
+        if (ref.ino == 0) continue;
+        at[o * p_ + j] = memory::peerMap(seg_.pid(j), ref, base_);
+        if (!at[o * p_ + j]) {
+          RRT_ERROR("coll: cannot map rank %d's rrt_alloc_mem buffer (RRT_LOG=debug says why)", j);
+          seg_.markFailed();
+          return Status::ErrInternal;
+        }
+      }
+    }
+    peerIn_ = at;
+    peerOut_ = at + p_;
+    return Status::Ok;
+  }
+
   Status copyIn(uint64_t k) {
     const uint64_t g = base_ + k;
     RRT_TRY(seg_.waitBufferFree(g));
     const size_t ts = a_.typeSize;
-    for (int i = 0; i < p_; ++i)
-      if (i != r_) Direct::copy(block(r_, k, i), in_ + first(i, k) * ts, len(i, k) * ts);
+    if (!sharedIn_)
+      for (int i = 0; i < p_; ++i)
+        if (i != r_) Direct::copy(block(r_, k, i), in_ + first(i, k) * ts, len(i, k) * ts);
     seg_.store(kIn, g + 1);
     return Status::Ok;
+  }
+
+  // Rank j's copy of this rank's region in piece k: its input where it lies, or its slot.
+  const char* peerPart(int j, uint64_t k) const {
+    return peerIn_[j] ? peerIn_[j] + first(r_, k) * a_.typeSize : block(j, k, r_);
   }
 
   Status fold(uint64_t k) {
     const uint64_t g = base_ + k;
     for (int j = 0; j < p_; ++j)
       if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kIn, g + 1));
+    if (k == 0) RRT_TRY(findPeers());
     // In L1-sized chunks: the input's copy into the slot, the folds and the copy out stay in
-    // L1, so the own region costs one read of the input and (one write of the output).
+    // L1, so the own region costs one read of the input and (one write of the output). A
+    // shared output is the accumulator itself: peers read the result there.
     const size_t ts = a_.typeSize, n = len(r_, k);
     const size_t chunk = std::max<size_t>(1, kChunkBytes / ts);
-    char* const acc = block(r_, k, r_);
+    char* const acc = sharedOut_ ? out_ + first(r_, k) * ts : block(r_, k, r_);
     const char* const src = in_ + first(r_, k) * ts;
     // In place, a reduce-scatter's output (the start of the input) only ever covers what was
     // copied in or folded already: piece k of every region lies at or after element k e.
-    char* const dst = scatter_ ? out_ + k * e_ * ts : gets_ ? out_ + first(r_, k) * ts : nullptr;
+    char* dst = scatter_ ? out_ + k * e_ * ts : gets_ ? out_ + first(r_, k) * ts : nullptr;
+    if (dst == acc) dst = nullptr;
     for (size_t c = 0; c < n; c += chunk) {
       const size_t m = std::min(chunk, n - c), off = c * ts;
-      Direct::copy(acc + off, src + off, m * ts);
+      if (acc != src) Direct::copy(acc + off, src + off, m * ts);
       for (int j = 0; j < p_; ++j)
-        if (j != r_) a_.reducer.apply(block(j, k, r_) + off, acc + off, m);
+        if (j != r_) a_.reducer.apply(peerPart(j, k) + off, acc + off, m);
       if (dst) Direct::copy(dst + off, acc + off, m * ts);
     }
     seg_.store(kReduced, g + 1);
@@ -103,7 +176,8 @@ class Pipeline {
     for (int step = 1; step < p_; ++step) {  // from the right neighbour on: spread the loads
       const int j = (r_ + step) % p_;
       RRT_TRY(seg_.waitAtLeast(j, kReduced, g + 1));
-      Direct::copy(out_ + first(j, k) * ts, block(j, k, j), len(j, k) * ts);
+      const char* from = peerOut_[j] ? peerOut_[j] + first(j, k) * ts : block(j, k, j);
+      Direct::copy(out_ + first(j, k) * ts, from, len(j, k) * ts);
     }
     return Status::Ok;
   }
@@ -113,10 +187,14 @@ class Pipeline {
   const int p_, r_;
   const size_t s_, e_;  // piece bytes of a region (slot block) and elements in it
   const bool scatter_;  // reduce-scatter: regions are the receive counts, the own one is the result
+  const bool everyRank_;  // allreduce
   const bool gets_;     // this rank gets the whole result (allreduce, or the root of a reduce)
   const char* const in_;
   char* const out_;
   uint64_t base_ = 0;  // sequence of this call's piece 0
+  bool sharedIn_ = false, sharedOut_ = false;  // peers read them where they lie
+  const char* const* peerIn_ = nullptr;         // per rank: its input here, or nullptr
+  const char* const* peerOut_ = nullptr;        // per rank: its output here, or nullptr
 };
 
 }  // namespace
@@ -140,7 +218,7 @@ Status shmReduction(Direct& d, const CollArgs& a, ShmResult result) {
       case ShmResult::kOwnRegion: return reduceScatterRecursiveHalvingDirect(d, a);
     }
   }
-  return Pipeline(d, a, *seg, s, result).run();
+  return Pipeline(d, a, *seg, s, result).run(bytes);
 }
 
 }  // namespace rrt::coll

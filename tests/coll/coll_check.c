@@ -3,6 +3,7 @@
  * (RRT_COLL_<NAME>=...) by the test list; this program runs all collectives on COMM_WORLD and on
  * a split communicator, for counts 0, 1, 1021 and (--big) a few MiB, with several ops and
  * types, in place and not, blocking and with several non-blocking collectives outstanding.
+ * --alloc=all|even: the reductions' buffers from rrt_alloc_mem (on even ranks only: mixed).
  *
  * Floating-point tolerance: a sum of p doubles |x| <= 1 in any order of p-1 additions errs by at
  * most gamma_{p-1} sum|x| ~ (p-1) eps p (Higham 4.2); checked with a 1.01 margin.
@@ -40,6 +41,29 @@ static void* xmalloc(size_t n) {
     exit(1);
   }
   return p;
+}
+
+/* --alloc=all|even: the reductions' input and output buffers from rrt_alloc_mem on every rank or
+ * on even world ranks only (peers read them where they lie; mixed with private ones). */
+static int g_alloc_shared;
+
+static void* rmalloc(size_t n) {
+  if (!g_alloc_shared) return xmalloc(n);
+  void* p = NULL;
+  if (rrt_alloc_mem(n ? n : 1, &p) != RRT_SUCCESS || !p) {
+    printf("FAIL rrt_alloc_mem(%zu)\n", n);
+    exit(1);
+  }
+  return p;
+}
+
+static void rfree(void* p) {
+  if (!g_alloc_shared) {
+    free(p);
+  } else if (rrt_free_mem(p) != RRT_SUCCESS) {
+    printf("FAIL rrt_free_mem\n");
+    exit(1);
+  }
 }
 
 /* ---- inputs ------------------------------------------------------------------------------ */
@@ -145,8 +169,8 @@ static void t_reductions(Ctx* c, size_t n) {
   char what[96];
   for (int cfg = 0; cfg < NCFG; ++cfg) {
     const size_t es = esize(cfg), bytes = n * es;
-    char* in = xmalloc(bytes);
-    char* out = xmalloc(bytes);
+    char* in = rmalloc(bytes);
+    char* out = rmalloc(bytes);
     char* want = xmalloc(bytes);
     fill(cfg, c->wr[c->rank], n, in);
     for (int inplace = 0; inplace < 2; ++inplace) {
@@ -188,8 +212,8 @@ static void t_reductions(Ctx* c, size_t n) {
         for (int r = 0; r < c->rank; ++r) off += counts[r];
       else
         off = mine * (size_t)c->rank;
-      char* rin = xmalloc(tot * es);
-      char* rout = xmalloc(tot * es);
+      char* rin = rmalloc(tot * es);
+      char* rout = rmalloc(tot * es);
       char* rwant = xmalloc(tot * es);
       fill(cfg, c->wr[c->rank], tot, rin);
       reference(cfg, c->wr, 0, c->size, tot, rwant);
@@ -202,13 +226,13 @@ static void t_reductions(Ctx* c, size_t n) {
         snprintf(what, sizeof what, "%s reduce_scatter%s cfg %d inplace %d", c->name, block ? "_block" : "", cfg, inplace);
         expect(cfg, rout, rwant + off * es, mine, c->size, what);
       }
-      free(rin);
-      free(rout);
+      rfree(rin);
+      rfree(rout);
       free(rwant);
     }
     free(counts);
-    free(in);
-    free(out);
+    rfree(in);
+    rfree(out);
     free(want);
   }
 }
@@ -579,8 +603,11 @@ int main(int argc, char** argv) {
   int size;
   OK(rrt_comm_rank(RRT_COMM_WORLD, &g_rank));
   OK(rrt_comm_size(RRT_COMM_WORLD, &size));
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (strncmp(argv[i], "--big=", 6) == 0) g_big = (size_t)atol(argv[i] + 6);
+    if (strcmp(argv[i], "--alloc=all") == 0) g_alloc_shared = 1;
+    if (strcmp(argv[i], "--alloc=even") == 0) g_alloc_shared = g_rank % 2 == 0;
+  }
   OK(rrt_type_contiguous(2, RRT_UINT32, &g_pair));
   OK(rrt_op_create(affine, NULL, 0, &g_affine));
   if (size > 64) {

@@ -10,7 +10,13 @@
  * changes), in place and not, with sizes that change every call; float16 sums of small
  * integers (exact) check another element size.
  *
- *   coll_shm_race [ITERATIONS]   (default 400)
+ * With --alloc=all the buffers come from rrt_alloc_mem on every rank (peers read them where they
+ * lie: no copy-in, and with RRT_COLL_SHM_SHARED_OUTPUT=0 the allreduce result too), with
+ * --alloc=even on even ranks only (shared and private buffers in one call). A rank refills its
+ * input as soon as a call returns, so one that returned while a peer still read its buffers
+ * gives a wrong sum.
+ *
+ *   coll_shm_race [ITERATIONS] [--alloc=all|even]   (default 400, malloc)
  * Prints "PASS coll_shm_race" on rank 0, "FAIL ..." lines otherwise. */
 #include <sched.h>
 #include <stdint.h>
@@ -198,8 +204,30 @@ static int check_reduce_scatter(rrt_comm_t comm, int it, size_t count, int in_pl
   return 0;
 }
 
+/* A buffer of bytes from malloc, or from rrt_alloc_mem when shared. */
+static void* buffer(size_t bytes, int shared) {
+  void* p = NULL;
+  if (!shared) return malloc(bytes);
+  return rrt_alloc_mem(bytes, &p) == RRT_SUCCESS ? p : NULL;
+}
+
+static void release(void* p, int shared) {
+  if (!shared) {
+    free(p);
+  } else if (rrt_free_mem(p) != RRT_SUCCESS) {
+    FAIL("rrt_free_mem");
+  }
+}
+
 int main(int argc, char** argv) {
-  const int iterations = argc > 1 ? atoi(argv[1]) : 400;
+  int iterations = 400;
+  const char* alloc = "none";
+  for (int i = 1; i < argc; i++) {
+    if (strncmp(argv[i], "--alloc=", 8) == 0)
+      alloc = argv[i] + 8;
+    else
+      iterations = atoi(argv[i]);
+  }
   if (rrt_init(&argc, &argv) != RRT_SUCCESS) return 1;
   int size;
   rrt_comm_rank(RRT_COMM_WORLD, &rank);
@@ -209,8 +237,13 @@ int main(int argc, char** argv) {
 
   const size_t max_count = 40000;
   /* allgather, alltoall, reduce-scatter: p blocks of at most count/p + 2 */
-  int64_t* in = malloc((max_count + 128) * sizeof *in);
-  int64_t* out = malloc((max_count + 128) * sizeof *out);
+  const int shared = strcmp(alloc, "all") == 0 || (strcmp(alloc, "even") == 0 && rank % 2 == 0);
+  int64_t* in = buffer((max_count + 128) * sizeof *in, shared);
+  int64_t* out = buffer((max_count + 128) * sizeof *out, shared);
+  if (!in || !out) {
+    printf("FAIL rank %d: no buffers\n", rank);
+    return 1;
+  }
   uint32_t sizes = 12345, pauses = 777u + (uint32_t)rank;
   for (int it = 0; it < iterations; it++) {
     /* The first call small: a segment of small slots first, replaced by the first large call. */
@@ -231,8 +264,8 @@ int main(int argc, char** argv) {
   int bad = failures, total = 0;
   rrt_allreduce(&bad, &total, 1, RRT_INT32, RRT_SUM, RRT_COMM_WORLD);
   if (rank == 0 && total == 0) printf("PASS coll_shm_race (%d ranks)\n", size);
-  free(in);
-  free(out);
+  release(in, shared);
+  release(out, shared);
   rrt_comm_free(&half);
   rrt_finalize();
   return total ? 1 : 0;

@@ -9,6 +9,12 @@ check_PROGRAMS += tests/coll/coll_shm_race
 tests_coll_coll_shm_race_SOURCES = tests/coll/coll_shm_race.c
 tests_coll_coll_shm_race_LDADD = librrt.la
 tests_coll_coll_shm_race_LDFLAGS = $(AM_LDFLAGS) -no-install
-TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh
+check_PROGRAMS += tests/coll/coll_map_fail
+tests_coll_coll_map_fail_SOURCES = tests/coll/coll_map_fail.c
+tests_coll_coll_map_fail_LDADD = librrt.la
+tests_coll_coll_map_fail_LDFLAGS = $(AM_LDFLAGS) -no-install
+TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
+	tests/coll/coll_shared_buffers.sh
 EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
+	tests/coll/coll_shared_buffers.sh \
 	tests/coll/testlist

@@ -18,9 +18,10 @@ tests_unit_rndv_error_test_SOURCES = tests/unit/rndv_error_test.cc tests/unit/en
 tests_unit_rndv_error_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_rndv_error_test_LDADD = $(UNIT_LDADD)
 
-# The registration cache and the memory-release hooks (runtime/memory).
+# The registration cache, the memory-release hooks and rrt_alloc_mem's memory (runtime/memory).
 check_PROGRAMS += tests/unit/memory_test
 TESTS += tests/unit/memory_test
-tests_unit_memory_test_SOURCES = tests/unit/reg_cache_test.cc tests/unit/device_reg_cache_test.cc
+tests_unit_memory_test_SOURCES = tests/unit/reg_cache_test.cc tests/unit/device_reg_cache_test.cc \
+	tests/unit/shared_alloc_test.cc
 tests_unit_memory_test_CPPFLAGS = $(UNIT_CPPFLAGS)
 tests_unit_memory_test_LDADD = $(UNIT_LDADD)
