@@ -187,7 +187,8 @@ int rrt_get_processor_name(char *name, size_t len);
  * shared memory first (the allreduce, reduce and reduce-scatter of large vectors: about 1.5x
  * less memory traffic). Any buffer may be passed to any call as before; only the speed differs.
  * Page-aligned; size 0 gives NULL. Usable any time, also outside rrt_init / rrt_finalize.
- * Where the memory cannot be shared (no memfd) it is private and works like malloc'd memory.
+ * Below 64 KiB, or where the memory cannot be shared (no memfd), it is private and works like
+ * malloc'd memory.
  * RRT_ERR_NO_MEMORY when none can be had. */
 int rrt_alloc_mem(size_t size, void *baseptr); /* baseptr: a void **, as MPI_Alloc_mem's */
 /* Memory from rrt_alloc_mem (NULL: nothing). RRT_ERR_ARG for any other pointer. It must not be

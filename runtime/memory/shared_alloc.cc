@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -18,11 +19,17 @@ namespace {
 struct Allocation {
   char* base;
   size_t mapBytes;
-  int fd;  // -1: private memory (memfd_create failed)
+  int fd;  // -1: private memory (small, or memfd_create failed)
   uint64_t ino;
 };
 
+// Below this an allocation is private: the collectives that read peers' buffers where they lie
+// gain nothing on so few bytes, and a program that makes many small ones (MPI_Alloc_mem in
+// the MPICH tests) would hold a descriptor for each.
+constexpr size_t kSharedMinBytes = 64 * 1024;
+
 std::mutex gMutex;
+std::atomic<size_t> gShared{0};  // shared allocations in the table: find() skips the lock at 0
 std::vector<Allocation>& table() {
   static std::vector<Allocation>* t = new std::vector<Allocation>();  // outlives static dtors
   return *t;
@@ -61,10 +68,11 @@ Status sharedAlloc(size_t bytes, void** out) {
   if (bytes == 0) return Status::Ok;
   const size_t mapBytes = pageRound(bytes);
   if (mapBytes < bytes) return Status::ErrNoMemory;  // wrapped
-  Allocation a = mapMemfd(mapBytes);
+  Allocation a{nullptr, mapBytes, -1, 0};
+  if (mapBytes >= kSharedMinBytes) a = mapMemfd(mapBytes);
   if (!a.base) {
     static bool warned = false;
-    if (!warned) {
+    if (mapBytes >= kSharedMinBytes && !warned) {
       warned = true;
       RRT_WARN("rrt_alloc_mem: no shareable memory (%s): private memory instead, which the "
                "node's collectives copy as they copy malloc'd buffers",
@@ -76,6 +84,7 @@ Status sharedAlloc(size_t bytes, void** out) {
   }
   std::lock_guard<std::mutex> lock(gMutex);
   table().push_back(a);
+  if (a.fd >= 0) gShared.fetch_add(1, std::memory_order_relaxed);
   *out = a.base;
   return Status::Ok;
 }
@@ -92,6 +101,7 @@ Status sharedFree(void* p) {
     a = t[i];
     t[i] = t.back();
     t.pop_back();
+    if (a.fd >= 0) gShared.fetch_sub(1, std::memory_order_relaxed);
   }
   munmap(a.base, a.mapBytes);
   if (a.fd >= 0) {
@@ -103,6 +113,7 @@ Status sharedFree(void* p) {
 }
 
 bool sharedFind(const void* p, size_t bytes, SharedRef* ref) {
+  if (gShared.load(std::memory_order_relaxed) == 0) return false;  // the common case: no lock
   const char* c = static_cast<const char*>(p);
   std::lock_guard<std::mutex> lock(gMutex);
   for (const Allocation& a : table()) {

@@ -13,11 +13,14 @@
 // cached peer mapping can never be confused with a later allocation. free() truncates the file
 // to 0 before closing it, so a peer's stale cached mapping holds no memory.
 //
-// When memfd_create fails (no memfd, out of fds), alloc still gives page-aligned private
-// memory: allocations always work, only sharing is lost (find() says not shared).
+// Allocations below 64 KiB are private, page-aligned anonymous memory (sharing gains nothing
+// there, and a descriptor each would add up). When memfd_create fails (no memfd, out of fds),
+// alloc gives private memory too: allocations always work, only sharing is lost (find() says
+// not shared).
 //
 // Thread safety: a mutex guards the table (alloc, free and find may run from any thread). find()
-// is called once per buffer by the collectives that can use it: a short locked scan.
+// is called once per buffer by the collectives that can use it: a short locked scan, no lock
+// at all while the process has no shared allocation.
 #pragma once
 
 #include <cstddef>

@@ -121,20 +121,22 @@ int PMPI_Get_library_version(char* version, int* resultlen) {
   return MPI_SUCCESS;
 }
 
-// Plain heap memory: rrt registers memory itself where a transport needs it.
+// rrt_alloc_mem's memory: the node's peers can map it, so the shared-memory reductions read it
+// where it lies (rrt.h). Size 0 gives a valid pointer, as before.
 RRT_MPI_WEAK_ALIAS(MPI_Alloc_mem);
 int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void* baseptr) {
-  if (size < 0) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
+  if (size < 0 || baseptr == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   if (info != MPI_INFO_NULL && infoGet(info) == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_INFO, __func__);
-  void* p = std::malloc(size > 0 ? static_cast<size_t>(size) : 1);
-  if (p == nullptr) return raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
+  void* p = nullptr;
+  if (rrt_alloc_mem(size > 0 ? static_cast<size_t>(size) : 1, &p) != RRT_SUCCESS || p == nullptr)
+    return raise(MPI_COMM_WORLD, MPI_ERR_NO_MEM, __func__);
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
 }
 
 RRT_MPI_WEAK_ALIAS(MPI_Free_mem);
 int PMPI_Free_mem(void* base) {
-  std::free(base);
+  if (rrt_free_mem(base) != RRT_SUCCESS) return raise(MPI_COMM_WORLD, MPI_ERR_ARG, __func__);
   return MPI_SUCCESS;
 }
 

@@ -16,16 +16,16 @@ namespace {
 
 TEST(SharedAlloc, FindsWholeRangesInsideAnAllocationOnly) {
   void* p = nullptr;
-  ASSERT_EQ(sharedAlloc(10000, &p), Status::Ok);
+  ASSERT_EQ(sharedAlloc(100000, &p), Status::Ok);
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
   char* c = static_cast<char*>(p);
-  std::memset(c, 7, 10000);
+  std::memset(c, 7, 100000);
   SharedRef ref;
   ASSERT_TRUE(sharedFind(c + 100, 500, &ref));
   EXPECT_NE(ref.ino, 0u);
   EXPECT_EQ(ref.offset, 100u);
-  EXPECT_GE(ref.mapBytes, 10000u);
+  EXPECT_GE(ref.mapBytes, 100000u);
   EXPECT_GE(ref.fd, 0);
   // Past the mapping's end, or memory that is not ours: not shared.
   EXPECT_FALSE(sharedFind(c + 100, ref.mapBytes, &ref));
@@ -33,6 +33,17 @@ TEST(SharedAlloc, FindsWholeRangesInsideAnAllocationOnly) {
   EXPECT_FALSE(sharedFind(&local, sizeof local, &ref));
   EXPECT_EQ(sharedFree(p), Status::Ok);
   EXPECT_FALSE(sharedFind(c, 1, &ref));
+}
+
+TEST(SharedAlloc, SmallAllocationsArePrivate) {
+  void* p = nullptr;
+  ASSERT_EQ(sharedAlloc(1000, &p), Status::Ok);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 4096, 0u);
+  std::memset(p, 1, 1000);
+  SharedRef ref;
+  EXPECT_FALSE(sharedFind(p, 1000, &ref));
+  EXPECT_EQ(sharedFree(p), Status::Ok);
 }
 
 TEST(SharedAlloc, ZeroBytesAndBadFrees) {
@@ -75,7 +86,7 @@ int childMaps(pid_t parent, const SharedRef& ref, int32_t probe, uint64_t probeI
 
 TEST(PeerMap, AnotherProcessMapsTheSameMemory) {
   void* p = nullptr;
-  ASSERT_EQ(sharedAlloc(3 * 4096, &p), Status::Ok);
+  ASSERT_EQ(sharedAlloc(24 * 4096, &p), Status::Ok);
   char* c = static_cast<char*>(p);
   for (int i = 0; i < 4096; ++i) c[4096 + i] = static_cast<char>(i * 3);
   SharedRef ref;
