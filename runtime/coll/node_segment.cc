@@ -28,8 +28,8 @@ constexpr size_t kLine = 64;
 constexpr size_t kPage = 4096;
 constexpr double kLivenessSeconds = 0.01;
 
-// Line 0: the header; then per rank one line with its pid and probe, one per counter and one
-// per slot buffer with the call's shared buffers; then the slots.
+// Line 0: the header; then per rank one line with its pid and probe and one per counter; then
+// per rank one line per slot buffer with the call's shared buffers; then the slots.
 struct Header {
   uint64_t magic;
   uint64_t slotBytes;
@@ -45,8 +45,10 @@ struct RankLine {
 };
 static_assert(sizeof(NodeSegment::CallBuffers) <= kLine, "a call's buffers are one line");
 
-constexpr size_t kLinesPerRank = 1 + NodeSegment::kCounters + NodeSegment::kBuffers;
-size_t controlBytes(int size) { return kLine * (1 + kLinesPerRank * static_cast<size_t>(size)); }
+constexpr size_t kLinesPerRank = 1 + NodeSegment::kCounters;
+size_t controlBytes(int size) {
+  return kLine * (1 + (kLinesPerRank + NodeSegment::kBuffers) * static_cast<size_t>(size));
+}
 size_t slotsOffset(int size) { return (controlBytes(size) + kPage - 1) / kPage * kPage; }
 char* rankLines(char* base, int r) { return base + kLine * (1 + kLinesPerRank * static_cast<size_t>(r)); }
 RankLine* rankLine(char* base, int r) { return reinterpret_cast<RankLine*>(rankLines(base, r)); }
@@ -207,7 +209,8 @@ std::atomic<uint64_t>& NodeSegment::counter(int r, int c) const {
 }
 
 NodeSegment::CallBuffers& NodeSegment::callBuffers(int r, uint64_t g) const {
-  char* line = rankLines(base_, r) + kLine * (1 + kCounters + g % kBuffers);
+  char* line = base_ + kLine * (1 + kLinesPerRank * static_cast<size_t>(size_) +
+                                kBuffers * static_cast<size_t>(r) + g % kBuffers);
   return *reinterpret_cast<CallBuffers*>(line);
 }
 
