@@ -21,9 +21,10 @@
 // whose input is shared copies nothing in, and peers fold its part from the input where it
 // lies; an allreduce's large shared output is the rank's accumulator, and peers copy the result
 // out of it. Each rank says which of its buffers are shared in the segment (node_segment.h),
-// and a rank with a shared buffer returns only once every peer counted the call done. Per rank
-// at 2 ranks this moves 2.5 n instead of 4 n through memory: what a ring over shared buffers
-// moves (bench/ring_bound.c). Every wait keeps rrt's progress running and fails with ErrProcFailed when the rank
+// and a rank with a shared buffer returns only once every peer counted the call done. When every
+// rank's input is shared, pieces are a whole slot buffer (only accumulators go through the
+// slots): p times fewer rounds of waits. Per rank at 2 ranks this moves 2.5 n instead of 4 n
+// through memory: what a ring over shared buffers moves (bench/ring_bound.c). Every wait keeps rrt's progress running and fails with ErrProcFailed when the rank
 // waited for dies.
 #pragma once
 
