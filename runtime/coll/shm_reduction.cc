@@ -53,7 +53,10 @@ class Pipeline {
  private:
   Status pipeline(uint64_t pieces) {
     const uint64_t end = base_ + pieces;
-    RRT_TRY(copyIn(0));
+    // Pieces 0 and 1 in before waiting for the peers: an early rank copies instead of waiting.
+    // (A rank whose input is shared copies nothing whatever the geometry below.)
+    const uint64_t copied = std::min<uint64_t>(pieces, 2);
+    for (uint64_t k = 0; k < copied; ++k) RRT_TRY(copyIn(k));
     for (int j = 0; j < p_; ++j)
       if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kIn, base_ + 1));
     RRT_TRY(findPeers());
@@ -61,21 +64,20 @@ class Pipeline {
     // the accumulators, so a piece of the own region may fill a whole slot buffer: p times
     // fewer pieces, and as many fewer rounds of waits (what 4 ranks on 2 cores pay for most).
     // The call keeps its sequence numbers; the counters jump to their end when it is done.
-    bool direct = sharedIn_;
-    for (int j = 0; j < p_; ++j) direct = direct && (j == r_ || peerIn_[j]);
-    if (direct) {
-      direct_ = true;
+    direct_ = sharedIn_;
+    for (int j = 0; j < p_; ++j) direct_ = direct_ && (j == r_ || peerIn_[j]);
+    if (direct_) {
       s_ = seg_.bufferBytes() / 64 * 64;
       e_ = s_ / a_.typeSize;
       pieces = (largest_ + e_ - 1) / e_;
     }
     for (uint64_t k = 0; k < pieces; ++k) {
-      if (k + 1 < pieces) RRT_TRY(copyIn(k + 1));
+      if (k + 1 < pieces && k + 1 >= copied) RRT_TRY(copyIn(k + 1));
       RRT_TRY(fold(k));
       if (gets_) RRT_TRY(copyOut(k));
       seg_.store(kDone, base_ + k + 1);
     }
-    if (direct) {
+    if (direct_) {
       seg_.store(kIn, end);
       seg_.store(kReduced, end);
       seg_.store(kDone, end);
