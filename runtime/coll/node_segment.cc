@@ -216,6 +216,42 @@ NodeSegment::CallBuffers& NodeSegment::callBuffers(int r, uint64_t g) const {
 
 pid_t NodeSegment::pid(int r) const { return *pidOf(base_, r); }
 
+void NodeSegment::publish(uint64_t g, const void* in, size_t inBytes, const void* out,
+                          size_t outBytes, bool* sharedIn, bool* sharedOut) {
+  CallBuffers& mine = callBuffers(rank_, g);
+  mine = CallBuffers{};
+  *sharedIn = peersMap_ && in && memory::sharedFind(in, inBytes, &mine.in);
+  *sharedOut = peersMap_ && out && memory::sharedFind(out, outBytes, &mine.out);
+  if (!*sharedIn) mine.in = memory::SharedRef{};
+  if (!*sharedOut) mine.out = memory::SharedRef{};
+}
+
+Status NodeSegment::mapPeer(uint64_t g, int j, const char** in, const char** out) {
+  *in = *out = nullptr;
+  if (j == rank_ || !peersMap_) return Status::Ok;
+  const CallBuffers& theirs = callBuffers(j, g);
+  for (int o = 0; o < 2; ++o) {
+    const memory::SharedRef& ref = o == 0 ? theirs.in : theirs.out;
+    if (ref.ino == 0) continue;
+    const char* at = memory::peerMap(pid(j), ref, g);
+    if (!at) {
+      RRT_ERROR("coll: cannot map rank %d's rrt_alloc_mem buffer (RRT_LOG=debug says why)", j);
+      markFailed();
+      return Status::ErrInternal;
+    }
+    (o == 0 ? *in : *out) = at;
+  }
+  return Status::Ok;
+}
+
+Status NodeSegment::mapPeers(uint64_t g, const char* const** peerIn, const char* const** peerOut) {
+  const char** at = peerAddresses_.data();
+  for (int j = 0; j < size_; ++j) RRT_TRY(mapPeer(g, j, &at[j], &at[size_ + j]));
+  *peerIn = at;
+  *peerOut = at + size_;
+  return Status::Ok;
+}
+
 void NodeSegment::markFailed() { rankLine(base_, rank_)->failed.store(1, std::memory_order_release); }
 
 // Waits until rank r's counter c is at least v, r marked itself failed, or r died: *seen says

@@ -102,7 +102,19 @@ class NodeSegment {
   CallBuffers& callBuffers(int r, uint64_t g) const;
   bool peersMapMemory() const { return peersMap_; }
   pid_t pid(int r) const;
-  // Room for a call's addresses of its peers' buffers: 2 per rank (no allocation in a call).
+  // Says which of this rank's buffers peers may read where they lie in the call whose piece 0
+  // is g (call it once that piece's buffer is free, before counting kIn for it): in (inBytes)
+  // and out (outBytes), each nullptr when the algorithm does not let peers read it; shared when
+  // it is rrt_alloc_mem memory and peersMapMemory(). *sharedIn / *sharedOut: which are.
+  void publish(uint64_t g, const void* in, size_t inBytes, const void* out, size_t outBytes,
+               bool* sharedIn, bool* sharedOut);
+  // Once peer j's kIn covers g + 1: where this rank reads j's published input and output
+  // (nullptr: not shared), mapped on first use. ErrInternal, with this rank marked failed,
+  // when j's memory cannot be mapped (rank 0 found at open that it can: fds or address space
+  // ran out). mapPeers: every peer's, into per-rank arrays kept by the segment (no allocation).
+  Status mapPeer(uint64_t g, int j, const char** in, const char** out);
+  Status mapPeers(uint64_t g, const char* const** peerIn, const char* const** peerOut);
+  // Room for a call's peer addresses, 2 per rank (mapPeers fills it).
   const char** peerAddresses() { return peerAddresses_.data(); }
   // Marks this rank failed in the segment (it cannot go on with the call, e.g. a peer's buffer
   // could not be mapped): every wait on it, now or in later calls, fails with ErrInternal

@@ -466,7 +466,7 @@ void printSelection(FILE* out) {
   fprintf(out, "  slot of the shared-memory algorithms: %zu bytes per rank (RRT_COLL_SHM_SLOT)\n",
           o.shmSlot);
   fprintf(out, "  shm allreduce: peers read a shared (rrt_alloc_mem) output from %zu bytes x "
-               "ranks^2 (RRT_COLL_SHM_SHARED_OUTPUT)\n",
+               "ranks^2, shm allgather from blocks of 4x that (RRT_COLL_SHM_SHARED_OUTPUT)\n",
           o.shmSharedOutput);
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);

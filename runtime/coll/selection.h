@@ -19,8 +19,9 @@
 //   RRT_COLL_SHM_SLOT  each rank's slot in a communicator's shared segment (shm allreduce;
 //                     allreduce_shm.cc), bytes; default 2M.
 //   RRT_COLL_SHM_SHARED_OUTPUT  shm allreduce of n bytes over p ranks: peers read a shared
-//                     (rrt_alloc_mem) output where it lies from n >= this p^2; default 256K
-//                     (shm_reduction.cc says why).
+//                     (rrt_alloc_mem) output where it lies from n >= this p^2, shm allgather
+//                     each rank's block from blocks of 4x this; default 256K
+//                     (shm_reduction.cc, allgather_shm.cc say why).
 #pragma once
 
 #include <cstdio>

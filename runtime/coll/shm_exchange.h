@@ -8,38 +8,65 @@
 // same slot at once.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/coll/node_segment.h"
 
 namespace rrt::coll {
 
+// Data that peers may read where it lies (allgather: the rank's own block): from, bytes long,
+// piece k at from + k * stride. A rank whose data is shared (rrt_alloc_mem memory, see
+// node_segment.h) copies nothing in; its peers drain straight from it, and it returns only once
+// every peer is done with the call.
+struct ShmExchangeShare {
+  const void* from = nullptr;
+  size_t bytes = 0, stride = 0;
+};
+
 // fill(k, buffer): copy piece k of this rank's data into buffer (its own, of piece k).
-// drain(j, k, buffer): copy piece k of rank j's data out of buffer (j's, of piece k).
+// drain(j, k, src): copy piece k of rank j's data out of src (j's buffer of piece k, or j's
+// shared data). share: nullptr, or this rank's data peers may read where it lies.
 // Advances the segment's sequence by pieces on every rank alike.
 template <typename Fill, typename Drain>
-Status shmExchange(NodeSegment& seg, int p, int r, uint64_t pieces, Fill fill, Drain drain) {
+Status shmExchange(NodeSegment& seg, int p, int r, uint64_t pieces, Fill fill, Drain drain,
+                   const ShmExchangeShare* share = nullptr) {
+  if (pieces == 0) return Status::Ok;
   const uint64_t base = seg.sequence();
   seg.sequence() += pieces;
+  bool shared = false, unused = false;
+  if (share) {
+    RRT_TRY(seg.waitBufferFree(base));
+    seg.publish(base, share->from, share->bytes, nullptr, 0, &shared, &unused);
+  }
   auto copyIn = [&](uint64_t k) {
     const uint64_t g = base + k;
     RRT_TRY(seg.waitBufferFree(g));
-    fill(k, seg.buffer(r, g));
+    if (!shared) fill(k, seg.buffer(r, g));
     seg.store(NodeSegment::kIn, g + 1);
     return Status::Ok;
   };
-  if (pieces > 0) RRT_TRY(copyIn(0));
-  for (uint64_t k = 0; k < pieces; ++k) {
-    if (k + 1 < pieces) RRT_TRY(copyIn(k + 1));
+  Status s = copyIn(0);
+  for (uint64_t k = 0; k < pieces && s == Status::Ok; ++k) {
+    if (k + 1 < pieces && (s = copyIn(k + 1)) != Status::Ok) break;
     const uint64_t g = base + k;
-    for (int step = 1; step < p; ++step) {
+    for (int step = 1; step < p && s == Status::Ok; ++step) {
       const int j = (r + step) % p;
-      RRT_TRY(seg.waitAtLeast(j, NodeSegment::kIn, g + 1));
-      drain(j, k, seg.buffer(j, g));
+      if ((s = seg.waitAtLeast(j, NodeSegment::kIn, g + 1)) != Status::Ok) break;
+      // j's data where it lies, mapped once j counted piece 0 in (its line is read then only:
+      // j may write it again for a later call once this rank is past piece 0).
+      const char** at = seg.peerAddresses();
+      if (share && k == 0 && (s = seg.mapPeer(base, j, &at[j], &at[p + j])) != Status::Ok) break;
+      drain(j, k, share && at[j] ? at[j] + k * share->stride : seg.buffer(j, g));
     }
-    seg.store(NodeSegment::kDone, g + 1);
+    if (s == Status::Ok) seg.store(NodeSegment::kDone, g + 1);
   }
-  return Status::Ok;
+  if (s == Status::Ok && shared)
+    for (int j = 0; j < p && s == Status::Ok; ++j)
+      if (j != r) s = seg.waitAtLeast(j, NodeSegment::kDone, base + pieces);
+  // Failed with shared data: peers may still read it; the caller may free it once we return.
+  if (s != Status::Ok && shared) seg.settle(base + pieces);
+  return s;
 }
 
 }  // namespace rrt::coll

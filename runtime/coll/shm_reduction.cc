@@ -7,8 +7,6 @@
 #include "runtime/coll/node_segment.h"
 #include "runtime/coll/patterns.h"
 #include "runtime/coll/selection.h"
-#include "runtime/core/log.h"
-#include "runtime/memory/peer_map.h"
 
 namespace rrt::coll {
 namespace {
@@ -59,7 +57,7 @@ class Pipeline {
     for (uint64_t k = 0; k < copied; ++k) RRT_TRY(copyIn(k));
     for (int j = 0; j < p_; ++j)
       if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kIn, base_ + 1));
-    RRT_TRY(findPeers());
+    RRT_TRY(seg_.mapPeers(base_, &peerIn_, &peerOut_));
     // Every rank's input shared (every rank sees the same): nothing goes through the slots but
     // the accumulators, so a piece of the own region may fill a whole slot buffer: p times
     // fewer pieces, and as many fewer rounds of waits (what 4 ranks on 2 cores pay for most).
@@ -112,43 +110,16 @@ class Pipeline {
   // Rank j's accumulator of its own region's piece k (a whole buffer when direct).
   char* accumulator(int j, uint64_t k) const { return direct_ ? seg_.buffer(j, base_ + k) : block(j, k, j); }
 
-  // Says which of this rank's buffers peers may read where they lie (rrt_alloc_mem memory,
-  // node_segment.h), in the line of the call's piece 0 (its buffer is free: run()). Not a
-  // reduce-scatter's input in place: its output, written from the start, covers other ranks'
-  // regions of it before they read them. An output only where every rank gets the result.
+  // Says which of this rank's buffers peers may read where they lie (node_segment.h), in the
+  // line of the call's piece 0 (its buffer is free: run()). Not a reduce-scatter's input in
+  // place: its output, written from the start, covers other ranks' regions of it before they
+  // read them. An output only where every rank gets the result, and from the size where it
+  // pays.
   void publish(size_t inBytes) {
-    NodeSegment::CallBuffers& mine = seg_.callBuffers(r_, base_);
-    mine = NodeSegment::CallBuffers{};
-    if (!seg_.peersMapMemory()) return;
-    sharedIn_ = !(scatter_ && in_ == out_) && memory::sharedFind(in_, inBytes, &mine.in);
     const size_t n = a_.count * a_.typeSize, p = static_cast<size_t>(p_);
-    sharedOut_ = everyRank_ && n >= shmSharedOutputBytes() * p * p && memory::sharedFind(out_, n, &mine.out);
-    if (!sharedIn_) mine.in = memory::SharedRef{};
-  }
-
-  // Once every peer counted piece 0 in: where this rank reads each peer's input and
-  // output (nullptr: from its slot). ErrInternal, with every peer told, when a peer's memory
-  // cannot be mapped here (rank 0 found at open that it can: fds or address space ran out).
-  Status findPeers() {
-    const char** at = seg_.peerAddresses();
-    for (int j = 0; j < p_; ++j) {
-      at[j] = at[p_ + j] = nullptr;
-      if (j == r_ || !seg_.peersMapMemory()) continue;
-      const NodeSegment::CallBuffers& theirs = seg_.callBuffers(j, base_);
-      for (int o = 0; o < 2; ++o) {
-        const memory::SharedRef& ref = o == 0 ? theirs.in : theirs.out;
-        if (ref.ino == 0) continue;
-        at[o * p_ + j] = memory::peerMap(seg_.pid(j), ref, base_);
-        if (!at[o * p_ + j]) {
-          RRT_ERROR("coll: cannot map rank %d's rrt_alloc_mem buffer (RRT_LOG=debug says why)", j);
-          seg_.markFailed();
-          return Status::ErrInternal;
-        }
-      }
-    }
-    peerIn_ = at;
-    peerOut_ = at + p_;
-    return Status::Ok;
+    const bool shareOut = everyRank_ && n >= shmSharedOutputBytes() * p * p;
+    seg_.publish(base_, scatter_ && in_ == out_ ? nullptr : in_, inBytes, shareOut ? out_ : nullptr, n,
+                 &sharedIn_, &sharedOut_);
   }
 
   Status copyIn(uint64_t k) {

@@ -3,7 +3,8 @@
  * (RRT_COLL_<NAME>=...) by the test list; this program runs all collectives on COMM_WORLD and on
  * a split communicator, for counts 0, 1, 1021 and (--big) a few MiB, with several ops and
  * types, in place and not, blocking and with several non-blocking collectives outstanding.
- * --alloc=all|even: the reductions' buffers from rrt_alloc_mem (on even ranks only: mixed).
+ * --alloc=all|even: the reductions' buffers and the allgather(v) outputs from rrt_alloc_mem (on
+ * even ranks only: mixed).
  *
  * Floating-point tolerance: a sum of p doubles |x| <= 1 in any order of p-1 additions errs by at
  * most gamma_{p-1} sum|x| ~ (p-1) eps p (Higham 4.2); checked with a 1.01 margin.
@@ -43,8 +44,9 @@ static void* xmalloc(size_t n) {
   return p;
 }
 
-/* --alloc=all|even: the reductions' input and output buffers from rrt_alloc_mem on every rank or
- * on even world ranks only (peers read them where they lie; mixed with private ones). */
+/* --alloc=all|even: the reductions' input and output buffers and the allgather(v)s' outputs from
+ * rrt_alloc_mem on every rank or on even world ranks only (peers read them where they lie; mixed
+ * with private ones). */
 static int g_alloc_shared;
 
 static void* rmalloc(size_t n) {
@@ -256,7 +258,7 @@ static void t_data(Ctx* c, size_t n) {
   free(b);
   /* allgather, in place and not */
   char* s = xmalloc(n);
-  char* r = xmalloc(n * up);
+  char* r = rmalloc(n * up);
   for (size_t i = 0; i < n; ++i) s[i] = pat(me, 0, i);
   for (int inplace = 0; inplace < 2; ++inplace) {
     memset(r, 0, n * up);
@@ -299,7 +301,7 @@ static void t_data(Ctx* c, size_t n) {
       }
   }
   free(s);
-  free(r);
+  rfree(r);
   /* alltoall (in place and not) and alltoallv */
   char* a = xmalloc(n * up);
   char* z = xmalloc(n * up);
@@ -327,7 +329,7 @@ static void t_data(Ctx* c, size_t n) {
     ext += cnt[q] + 1;
   }
   char* vs = xmalloc(cnt[me]);
-  char* vr = xmalloc(ext);
+  char* vr = rmalloc(ext);
   for (size_t i = 0; i < cnt[me]; ++i) vs[i] = pat(me, 1, i);
   memset(vr, 0, ext);
   OK(rrt_allgatherv(vs, cnt[me], RRT_BYTE, vr, cnt, dsp, RRT_BYTE, c->comm));
@@ -442,7 +444,7 @@ static void t_data(Ctx* c, size_t n) {
   free(cnt);
   free(dsp);
   free(vs);
-  free(vr);
+  rfree(vr);
   (void)what;
 }
 

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Buffers from rrt_alloc_mem are read by peers where they lie (runtime/coll/shm_reduction.h):
+# Buffers from rrt_alloc_mem are read by peers where they lie (runtime/coll/shm_reduction.h,
+# shm_exchange.h):
 # checked in the debug log of short benchmark runs (-a: buffers from rrt_alloc_mem), which says
 # each time a rank maps a peer's memory. What the calls compute with such buffers is checked by
 # coll_check and coll_shm_race (--alloc lines in tests/coll/testlist).
@@ -36,6 +37,11 @@ expect 12 3 rrt_allreduce 262144 RRT_COLL_SHM_SHARED_OUTPUT=0
 # reduce-scatter and reduce (every rank folds its region of the pipeline): inputs.
 expect 6 3 rrt_reduce_scatter 262144 RRT_COLL_REDUCE_SCATTER=shm
 expect 2 2 rrt_reduce 524288 RRT_COLL_REDUCE=shm
+# allgather: every rank maps its peers' outputs (their own blocks lie there), from blocks of 1M
+# (4 x RRT_COLL_SHM_SHARED_OUTPUT).
+expect 2 2 rrt_allgather 1048576
+expect 0 2 rrt_allgather 262144
+expect 6 3 rrt_allgather 65536 RRT_COLL_ALLGATHER=shm RRT_COLL_SHM_SHARED_OUTPUT=0
 # Private buffers: nothing mapped.
 A=
 expect 0 2 rrt_allreduce 2097152
