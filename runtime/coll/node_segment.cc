@@ -222,8 +222,6 @@ void NodeSegment::publish(uint64_t g, const void* in, size_t inBytes, const void
   mine = CallBuffers{};
   *sharedIn = peersMap_ && in && memory::sharedFind(in, inBytes, &mine.in);
   *sharedOut = peersMap_ && out && memory::sharedFind(out, outBytes, &mine.out);
-  if (!*sharedIn) mine.in = memory::SharedRef{};
-  if (!*sharedOut) mine.out = memory::SharedRef{};
 }
 
 Status NodeSegment::mapPeer(uint64_t g, int j, const char** in, const char** out) {

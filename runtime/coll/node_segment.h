@@ -31,7 +31,7 @@
 // read everything of piece g it will ever read. kIn and kReduced say what the algorithm says.
 //
 // Peers' buffers: where rank 0 found at open that ranks may map each other's rrt_alloc_mem
-// memory (peersMapMemory()), a call may read a peer's input or output where it lies instead of
+// memory, a call may read a peer's input or output where it lies instead of
 // a copy in the peer's slot. A rank says which of its buffers are shared in callBuffers(own,
 // g) of the call's piece 0 g, written under the buffer rule (after waitBufferFree(g), before
 // counting kIn for g), and read by peers before they count kDone for g.
@@ -99,13 +99,10 @@ class NodeSegment {
   struct CallBuffers {
     memory::SharedRef in, out;
   };
-  CallBuffers& callBuffers(int r, uint64_t g) const;
-  bool peersMapMemory() const { return peersMap_; }
-  pid_t pid(int r) const;
   // Says which of this rank's buffers peers may read where they lie in the call whose piece 0
   // is g (call it once that piece's buffer is free, before counting kIn for it): in (inBytes)
   // and out (outBytes), each nullptr when the algorithm does not let peers read it; shared when
-  // it is rrt_alloc_mem memory and peersMapMemory(). *sharedIn / *sharedOut: which are.
+  // it is rrt_alloc_mem memory and ranks may map each other's. *sharedIn / *sharedOut: which are.
   void publish(uint64_t g, const void* in, size_t inBytes, const void* out, size_t outBytes,
                bool* sharedIn, bool* sharedOut);
   // Once peer j's kIn covers g + 1: where this rank reads j's published input and output
@@ -130,6 +127,8 @@ class NodeSegment {
   NodeSegment() = default;
   std::atomic<uint64_t>& counter(int r, int c) const;
   Status waitSlow(int r, int c, uint64_t v);
+  CallBuffers& callBuffers(int r, uint64_t g) const;
+  pid_t pid(int r) const;
   enum class Seen { kReached, kFailed, kDead };
   Status watch(int r, int c, uint64_t v, Seen* seen);
 
