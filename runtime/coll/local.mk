@@ -3,11 +3,21 @@
 # strength (-O2 of GCC 12 only vectorises with the "very cheap" cost model; VECT_FLAGS, from
 # configure, is empty for clang). Check with
 #   make V=1 CXXFLAGS+=-fopt-info-vec-optimized runtime/coll/librrtcollkern_la-kernels.lo
+# On x86-64 the same loops are built a second time for AVX2 + F16C (kernels_avx2.cc), chosen
+# at run time.
 noinst_LTLIBRARIES += librrtcollkern.la
 librrtcollkern_la_SOURCES = runtime/coll/kernels.cc
 librrtcollkern_la_CPPFLAGS = $(AM_CPPFLAGS)
 librrtcollkern_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) $(VECT_FLAGS)
 librrtint_la_LIBADD += librrtcollkern.la
+librrtcollkern_la_SOURCES += runtime/coll/kernel_loops.h
+if HAVE_AVX2_KERNELS
+noinst_LTLIBRARIES += librrtcollkernavx2.la
+librrtcollkernavx2_la_SOURCES = runtime/coll/kernels_avx2.cc
+librrtcollkernavx2_la_CPPFLAGS = $(AM_CPPFLAGS)
+librrtcollkernavx2_la_CXXFLAGS = $(AM_CXXFLAGS) $(RRT_HIDDEN) $(VECT_FLAGS) -mavx2 -mf16c
+librrtint_la_LIBADD += librrtcollkernavx2.la
+endif
 
 librrtint_la_SOURCES += \
 	runtime/coll/coll.h runtime/coll/task.h runtime/coll/engine.cc runtime/coll/ctx_agree.h runtime/coll/ctx_agree.cc \

@@ -54,8 +54,18 @@ struct Reducer {
 };
 
 // The kernel of a predefined op on a predefined (base) type; nullptr when the op is not
-// defined on that type.
+// defined on that type. From the widest build of the kernels the CPU runs (kernelIsa).
 Kernel kernelFor(rrt_op_t op, rrt_datatype_t baseType);
+
+// The builds of the kernels: the architecture's baseline, and on x86-64 one for AVX2 + F16C
+// (the same loops 256 bits wide, float16 converted by the CPU). They give the same bits for
+// every input but NaN payloads.
+enum class KernelIsa { Baseline, Avx2 };
+// The build kernelFor uses: the widest the CPU runs, or RRT_KERNELS (auto, baseline, avx2).
+KernelIsa kernelIsa();
+const char* kernelIsaName(KernelIsa isa);
+// The kernel from one build; nullptr also when that build is absent or the CPU cannot run it.
+Kernel kernelFor(KernelIsa isa, rrt_op_t op, rrt_datatype_t baseType);
 
 // Resolves op on type: Ok, ErrOp (unknown op or not defined on the type) or ErrType.
 Status makeReducer(rrt_op_t op, rrt_datatype_t type, Reducer* out);

@@ -468,6 +468,7 @@ void printSelection(FILE* out) {
   fprintf(out, "  shm allreduce: peers read a shared (rrt_alloc_mem) output from %zu bytes x "
                "ranks^2, shm allgather from blocks of 4x that (RRT_COLL_SHM_SHARED_OUTPUT)\n",
           o.shmSharedOutput);
+  fprintf(out, "  reduction kernels: %s build (RRT_KERNELS)\n", kernelIsaName(kernelIsa()));
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);
     fprintf(out, "%s (%s=%s)\n", kKinds[k].name, kKinds[k].env,

@@ -64,6 +64,7 @@ RRT_TUNABLE(CollExscan,       "COLL_EXSCAN",         "auto",  "algorithm of exsc
 RRT_TUNABLE(Cuda,             "CUDA",             "auto",  "CUDA device buffers: auto (when libcuda and a GPU are present), on (rrt_init fails without them), off")
 RRT_TUNABLE(CudaIpc,          "CUDA_IPC",         "on",    "large device-buffer messages between processes on one node by CUDA IPC (on) or the pipelined staging (off)")
 RRT_TUNABLE(CudaChunk,        "CUDA_CHUNK",       "auto",  "chunk of the pipelined staging of device buffers (bytes); auto = 512K..4M by message size")
+RRT_TUNABLE(Kernels,          "KERNELS",          "auto",  "build of the reduction kernels: auto (the widest this CPU runs), baseline, avx2 (x86-64 with AVX2 and F16C)")
 RRT_TUNABLE(CollSegment,       "COLL_SEGMENT",     "64K",   "segment size of pipelined collective algorithms (bytes, at least 64)")
 RRT_TUNABLE(CollShmSlot,       "COLL_SHM_SLOT",    "2M",    "each rank's slot in a communicator's shared segment (shm allreduce; bytes, shrunk to 16M per communicator)")
 RRT_TUNABLE(CollShmSharedOutput, "COLL_SHM_SHARED_OUTPUT", "256K", "shm allreduce of n bytes over p ranks: peers read an rrt_alloc_mem output where it lies from n >= this * p^2; shm allgather: from blocks of 4x this (bytes; 0: always)")

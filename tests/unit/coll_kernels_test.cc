@@ -1,6 +1,6 @@
 // Reduction kernels: every op x predefined type against an independent scalar reference, the
 // validity table (ErrOp), float16 / bfloat16 conversion (exhaustive for the 65536 halves) and
-// round-to-nearest-even, and user ops.
+// round-to-nearest-even, user ops, and the AVX2 build of the kernels against the baseline.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -258,6 +258,87 @@ TEST(CollKernels, HalfSumRoundsOncePerStep) {
     EXPECT_EQ(toF(b[0]), big);
     EXPECT_EQ(toF(b[1]), big + 4 * step);
   }
+}
+
+// ---- the AVX2 build against the baseline ---------------------------------------------------
+
+// Whether two results of type t at a and b agree: the same bits, or both NaN of the same
+// floating type (payloads may differ: F16C's conversions keep them, and the compiler may swap
+// the operands of a commutative vector add between builds).
+bool sameElement(rrt_datatype_t t, const uint8_t* a, const uint8_t* b) {
+  auto nanOr = [&](size_t size, auto isNan) {
+    return std::memcmp(a, b, size) == 0 || (isNan(a) && isNan(b));
+  };
+  auto f32 = [](const uint8_t* p) { float f; std::memcpy(&f, p, 4); return std::isnan(f); };
+  auto f64 = [](const uint8_t* p) { double f; std::memcpy(&f, p, 8); return std::isnan(f); };
+  auto f16 = [](const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return std::isnan(halfToFloat(h)); };
+  auto b16 = [](const uint8_t* p) { uint16_t h; std::memcpy(&h, p, 2); return std::isnan(bf16ToFloat(h)); };
+  auto f80 = [](const uint8_t* p) { long double f; std::memcpy(&f, p, sizeof f); return std::isnan(f); };
+  // x86's long double: 10 value bytes, then padding that the kernels do not write.
+  const size_t ldBytes = std::numeric_limits<long double>::digits == 64 ? 10 : sizeof(long double);
+  switch (t) {
+    case RRT_FLOAT: return nanOr(4, f32);
+    case RRT_DOUBLE: return nanOr(8, f64);
+    case RRT_FLOAT16: return nanOr(2, f16);
+    case RRT_BFLOAT16: return nanOr(2, b16);
+    case RRT_LONG_DOUBLE: return nanOr(ldBytes, f80);
+    case RRT_C_FLOAT_COMPLEX: return sameElement(RRT_FLOAT, a, b) && sameElement(RRT_FLOAT, a + 4, b + 4);
+    case RRT_C_DOUBLE_COMPLEX: return sameElement(RRT_DOUBLE, a, b) && sameElement(RRT_DOUBLE, a + 8, b + 8);
+    case RRT_LONG_DOUBLE_INT:
+      return std::memcmp(a, b, ldBytes) == 0 && std::memcmp(a + sizeof(long double), b + sizeof(long double), 4) == 0;
+    default: return std::memcmp(a, b, core::predefinedTypeSize(t)) == 0;
+  }
+}
+
+TEST(CollKernels, Avx2BuildAgreesWithBaseline) {
+  if (!kernelFor(KernelIsa::Avx2, RRT_SUM, RRT_FLOAT)) {
+    GTEST_SKIP() << "no AVX2 build of the kernels here, or this CPU does not run it";
+  }
+  EXPECT_EQ(kernelIsa(), KernelIsa::Avx2) << "RRT_KERNELS unset: the widest build the CPU runs";
+  EXPECT_STREQ(kernelIsaName(KernelIsa::Avx2), "avx2");
+  // Random bytes: every float class appears (NaN, infinities, subnormals, zeros of both signs);
+  // lengths around the 256-value chunks of the float16 / bfloat16 kernels and the 8- and
+  // 16-wide vector loops, with their remainders.
+  std::mt19937 g(11);
+  int compared = 0;
+  for (int op = 0; op < RRT_PREDEFINED_OP_COUNT; ++op) {
+    for (int t = 0; t < RRT_PREDEFINED_TYPE_COUNT; ++t) {
+      const Kernel base = kernelFor(KernelIsa::Baseline, op, t), wide = kernelFor(KernelIsa::Avx2, op, t);
+      ASSERT_EQ(base == nullptr, wide == nullptr) << opName(op) << " " << core::typeName(t);
+      if (!base) continue;
+      ++compared;
+      const size_t size = core::predefinedTypeSize(t);
+      for (size_t n : {1, 7, 8, 15, 17, 255, 256, 257, 1031}) {
+        std::vector<uint8_t> in(n * size), inout(n * size);
+        for (auto& x : in) x = static_cast<uint8_t>(g());
+        for (auto& x : inout) x = static_cast<uint8_t>(g());
+        if (op == RRT_MINLOC || op == RRT_MAXLOC)  // ties on the value happen too
+          std::memcpy(inout.data(), in.data(), n / 2 * size);
+        std::vector<uint8_t> a = inout, b = inout;
+        base(in.data(), a.data(), n);
+        wide(in.data(), b.data(), n);
+        for (size_t i = 0; i < n; ++i)
+          ASSERT_TRUE(sameElement(t, &a[i * size], &b[i * size]))
+              << opName(op) << " " << core::typeName(t) << " n=" << n << " element " << i;
+      }
+    }
+  }
+  EXPECT_GT(compared, 100);
+}
+
+TEST(CollKernels, Float16SumsOfTheAvx2BuildRoundToNearestEven) {
+  // Past the scalar remainder: the F16C loop's rounding on halfway cases, as HalfSumRoundsOncePerStep.
+  const Kernel k = kernelFor(RRT_SUM, RRT_FLOAT16);
+  std::vector<uint16_t> a(64), b(64), want(64);
+  for (size_t i = 0; i < 64; ++i) {
+    a[i] = floatToHalf(static_cast<float>(i % 4));          // 0, 1, 2, 3
+    b[i] = floatToHalf(2048.0f + 2.0f * static_cast<float>(i / 4));
+    want[i] = floatToHalf(halfToFloat(a[i]) + halfToFloat(b[i]));
+  }
+  k(a.data(), b.data(), 64);
+  EXPECT_EQ(b, want);
+  EXPECT_EQ(halfToFloat(b[1]), 2048.0f);  // 2049: halfway, to even
+  EXPECT_EQ(halfToFloat(b[3]), 2052.0f);  // 2051: halfway, to even
 }
 
 // ---- user ops ------------------------------------------------------------------------------
