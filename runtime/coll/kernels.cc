@@ -22,21 +22,21 @@ Kernel kernelTableAvx2(rrt_op_t op, rrt_datatype_t t);
 
 namespace {
 
-bool cpuRuns(KernelIsa isa) {
-  switch (isa) {
-    case KernelIsa::Baseline: return true;
-    case KernelIsa::Avx2:
+// Asked once: CPUID traps to the hypervisor in a virtual machine (about 10 us a call here,
+// which a lookup per collective call paid before this was cached).
+bool cpuHasAvx2() {
 #ifdef RRT_HAVE_AVX2_KERNELS
-    {
-      // The builtin also checks that the OS saves the YMM registers; clang's knows no "f16c".
-      unsigned a = 0, b = 0, c = 0, d = 0;
-      return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-    }
+  // The builtin also checks that the OS saves the YMM registers; clang's knows no "f16c".
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
 #else
-      return false;
-#endif
-  }
   return false;
+#endif
+}
+
+bool cpuRuns(KernelIsa isa) {
+  static const bool avx2 = cpuHasAvx2();
+  return isa == KernelIsa::Baseline || (isa == KernelIsa::Avx2 && avx2);
 }
 
 KernelIsa chooseIsa() {
