@@ -48,6 +48,7 @@ RRT_COLL_ALGO(makeExscanRecursiveDoubling);
 #define RRT_COLL_DIRECT(fn) Status fn(Direct& d, const CollArgs& args)
 RRT_COLL_DIRECT(barrierDisseminationDirect);
 RRT_COLL_DIRECT(barrierLinearDirect);
+RRT_COLL_DIRECT(barrierShmDirect);
 RRT_COLL_DIRECT(bcastBinomialDirect);
 RRT_COLL_DIRECT(bcastLinearDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);

@@ -31,7 +31,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/selection.h runtime/coll/selection.cc runtime/coll/algorithms.h \
 	runtime/coll/bind_proto.cc \
 	runtime/coll/barrier_dissemination.cc \
-	runtime/coll/barrier_linear.cc \
+	runtime/coll/barrier_linear.cc runtime/coll/barrier_shm.cc \
 	runtime/coll/bcast_binomial.cc runtime/coll/bcast_linear.cc \
 	runtime/coll/bcast_scatter_allgather.cc \
 	runtime/coll/bcast_chain.cc runtime/coll/bcast_hierarchical.cc \

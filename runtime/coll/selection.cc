@@ -51,6 +51,8 @@ const Algorithm kAlgorithms[] = {
    "ceil(log p) alpha", barrierDisseminationDirect},
   {CK::Barrier,   "linear",             makeBarrierLinear,              0,
    "2 alpha + 2 (p-1) o at rank 0, rank 0 leaves first", barrierLinearDirect},
+  {CK::Barrier,   "shm",                nullptr,                        kSharedMemory,
+   "(p-1) counter loads per rank, one round, no message", barrierShmDirect},
   {CK::Bcast,     "binomial",           makeBcastBinomial,              0,
    "ceil(log p) (alpha + n beta)", bcastBinomialDirect},
   {CK::Bcast,     "linear",             makeBcastLinear,                0,
@@ -149,6 +151,11 @@ const Rule kRules[] = {
   // 3..8 ranks: linear, as fast as dissemination alone (4 ranks: 17.1 / 17.3 us; 8: 41 / 65 us
   // on 2 cores) and rank 0 leaves first, so a bcast from 0 after it no longer waits for rank 0
   // to be rescheduled (4 ranks, 8 B: 0.33 / 6.6 us). 2 ranks: dissemination's single exchange.
+  // shm (one round of counters) is the fastest barrier alone (2 ranks: 0.12-0.14 us against
+  // 0.18-0.27; 3: 2.1-3.1 / 4.1; 4: 2.2-4.1 / 5.4-6.5; 8: 6.8 / 9.5-12.2) but lets every rank
+  // leave at once: OSU's bcast loop (bcast, barrier) then measured 1.6-2.3 us at 4 ranks for
+  // 8 B-4K against 0.11-0.20 with linear, and 0.34-0.40 against 0.27-0.28 at 2 ranks. Not a
+  // default; RRT_COLL_BARRIER=shm for programs that mostly barrier.
   {CK::Barrier,   MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "linear"},
   {CK::Barrier,   MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "dissemination"},
 

@@ -13,6 +13,10 @@ check_PROGRAMS += tests/coll/coll_map_fail
 tests_coll_coll_map_fail_SOURCES = tests/coll/coll_map_fail.c
 tests_coll_coll_map_fail_LDADD = librrt.la
 tests_coll_coll_map_fail_LDFLAGS = $(AM_LDFLAGS) -no-install
+check_PROGRAMS += tests/coll/coll_barrier
+tests_coll_coll_barrier_SOURCES = tests/coll/coll_barrier.c
+tests_coll_coll_barrier_LDADD = librrt.la
+tests_coll_coll_barrier_LDFLAGS = $(AM_LDFLAGS) -no-install
 TESTS += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
 	tests/coll/coll_shared_buffers.sh
 EXTRA_DIST += tests/coll/coll_suite.sh tests/coll/coll_tcp.sh tests/coll/coll_direct.sh \
