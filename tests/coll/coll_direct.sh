@@ -35,6 +35,7 @@ expect() {
 }
 expect 2 rrt_barrier "barrier dissemination"
 expect 3 rrt_barrier "barrier linear"
+expect 3 rrt_barrier "barrier shm" RRT_COLL_BARRIER=shm
 expect 2 rrt_bcast "bcast binomial"
 expect 3 rrt_bcast "bcast linear"
 expect 2 rrt_reduce "reduce binomial" RRT_COLL_REDUCE=binomial
@@ -46,8 +47,8 @@ expect 3 rrt_allreduce "allreduce recursive_doubling" RRT_COLL_ALLREDUCE=recursi
 expect 3 rrt_allreduce "allreduce shm_flat"
 expect 2 rrt_allreduce "allreduce shm" RRT_COLL_ALLREDUCE=shm
 expect 3 rrt_reduce "reduce shm" RRT_COLL_REDUCE=shm
-expect 2 rrt_allgather "allgather shm" RRT_COLL_ALLGATHER=shm
-expect 2 rrt_allgather "allgather recursive_doubling"
+expect 2 rrt_allgather "allgather shm"
+expect 2 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather bruck"
 expect 3 rrt_allgather "allgather ring" RRT_COLL_ALLGATHER=ring

@@ -100,6 +100,9 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   };
   EXPECT_EQ(allgather(256 << 10, 2, one), "shm");
   EXPECT_EQ(allgather(64 << 10, 2, one), "ring");
+  EXPECT_EQ(allgather(8, 2, one), "shm");
+  EXPECT_EQ(allgather(4 << 10, 2, one), "recursive_doubling");
+  EXPECT_EQ(allgather(8, 2, kShapeSharedMemory), "recursive_doubling");  // non-blocking
   EXPECT_EQ(allgather(1 << 10, 4, one), "shm");
   EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
@@ -108,6 +111,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
     return std::string(selectFromTable(CollKind::Allgatherv, b, p, MemType::Host, true, shape)->name);
   };
   EXPECT_EQ(allgatherv(256 << 10, 2, one), "shm");
+  EXPECT_EQ(allgatherv(8, 2, one), "shm");
   EXPECT_EQ(allgatherv(1 << 10, 4, one), "shm");
   EXPECT_EQ(allgatherv(1 << 20, 6, kShapeSharedMemory), "scattered");  // non-blocking
   auto alltoall = [](size_t b, int p, unsigned shape) {
