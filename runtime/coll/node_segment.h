@@ -76,10 +76,12 @@ class NodeSegment {
   }
   // Waits until no rank reads the own buffer of piece g any more (their kDone covers
   // g - kBuffers): Ok, or waitAtLeast's errors.
-  Status waitBufferFree(uint64_t g) {
-    if (g < kBuffers) return Status::Ok;
+  Status waitBufferFree(uint64_t g) { return g < kBuffers ? Status::Ok : waitPeersDone(g - kBuffers + 1); }
+  // Waits until every peer's kDone is at least v (e.g. a call's end, before the caller gets
+  // back buffers peers read where they lie): Ok, or waitAtLeast's errors.
+  Status waitPeersDone(uint64_t v) {
     for (int j = 0; j < size_; ++j)
-      if (j != rank_) RRT_TRY(waitAtLeast(j, kDone, g - kBuffers + 1));
+      if (j != rank_) RRT_TRY(waitAtLeast(j, kDone, v));
     return Status::Ok;
   }
 

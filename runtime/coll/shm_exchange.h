@@ -61,9 +61,7 @@ Status shmExchange(NodeSegment& seg, int p, int r, uint64_t pieces, Fill fill, D
     }
     if (s == Status::Ok) seg.store(NodeSegment::kDone, g + 1);
   }
-  if (s == Status::Ok && shared)
-    for (int j = 0; j < p && s == Status::Ok; ++j)
-      if (j != r) s = seg.waitAtLeast(j, NodeSegment::kDone, base + pieces);
+  if (s == Status::Ok && shared) s = seg.waitPeersDone(base + pieces);
   // Failed with shared data: peers may still read it; the caller may free it once we return.
   if (s != Status::Ok && shared) seg.settle(base + pieces);
   return s;

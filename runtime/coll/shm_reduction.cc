@@ -82,10 +82,7 @@ class Pipeline {
     }
     // Peers read a shared input or output where it lies: it is the caller's again only once
     // every peer is done with the call.
-    if (sharedIn_ || sharedOut_)
-      for (int j = 0; j < p_; ++j)
-        if (j != r_) RRT_TRY(seg_.waitAtLeast(j, kDone, end));
-    return Status::Ok;
+    return sharedIn_ || sharedOut_ ? seg_.waitPeersDone(end) : Status::Ok;
   }
 
   // Region j of the vector, in elements: its first element and its length.
