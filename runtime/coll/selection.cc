@@ -193,7 +193,9 @@ const Rule kRules[] = {
 
   {CK::Allreduce, MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     1*M,   "hierarchical"},
   // Blocking calls of a communicator on one node: through its shared segment from where that
-  // beats the messages (2 ranks 256K: 17-18 / 21-25 us, 4M: 291-387 / 450-456; 4 ranks 8K:
+  // beats the messages (2 ranks from 32K since the fold's 128K chunks: 64K 5.7 / 8.9 us,
+  // 128K 10.1 / 14.1, 32K 3.7 / 4.0, 16K 3.3 / 2.7, medians of 5 rotated rounds against
+  // Rabenseifner; 256K: 17-18 / 21-25 us, 4M: 291-387 / 450-456; 4 ranks 8K:
   // 7.4-10.4 / 10.2-10.4, 4M: 1086-1288 / 2064-2100; 3 ranks from 16K, 8 from 8K).
   // shm_flat below: one round of waits, every rank reducing all p copies (2 ranks 8 B: 0.22-0.26
   // / 0.32-0.38 us; 3 ranks 512 B: 2.8 / 3.7; 4 ranks 16K: 11.5 / 12.7 (the pipeline); 8 ranks
@@ -202,7 +204,7 @@ const Rule kRules[] = {
   {CK::Allreduce, MemType::Host, 3, 3,         RankClass::Any,     0,     16*K,  "shm_flat"},
   {CK::Allreduce, MemType::Host, 4, 4,         RankClass::Any,     0,     32*K,  "shm_flat"},
   {CK::Allreduce, MemType::Host, 5, 8,         RankClass::Any,     0,     8*K,   "shm_flat"},
-  {CK::Allreduce, MemType::Host, 2, 2,         RankClass::Any,     256*K, kInf,  "shm"},
+  {CK::Allreduce, MemType::Host, 2, 2,         RankClass::Any,     32*K,  kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 3, 3,         RankClass::Any,     16*K,  kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 4, kAnyRanks, RankClass::Any,     8*K,   kInf,  "shm"},
   {CK::Allreduce, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     16*K,  "recursive_doubling"},

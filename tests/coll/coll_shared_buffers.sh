@@ -31,6 +31,8 @@ A=-a
 expect 4 2 rrt_allreduce 2097152
 # 2 ranks, 256K: the output goes through the slot below 1M: inputs only.
 expect 2 2 rrt_allreduce 262144
+# 2 ranks, 64K: the table's shm allreduce from 32K, inputs shared.
+expect 2 2 rrt_allreduce 65536
 # 3 ranks: every rank maps its 2 peers' inputs; with RRT_COLL_SHM_SHARED_OUTPUT=0 the outputs too.
 expect 6 3 rrt_allreduce 262144
 expect 12 3 rrt_allreduce 262144 RRT_COLL_SHM_SHARED_OUTPUT=0

@@ -68,8 +68,8 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(pick(8, 4, one, false), "shm_flat");  // rank order: non-commutative ops too
   EXPECT_EQ(pick(8, 4, kShapeSharedMemory), "recursive_doubling");  // non-blocking
   EXPECT_EQ(pick(4 << 20, 2, one), "shm");
-  EXPECT_EQ(pick(256 << 10, 2, one), "shm");
-  EXPECT_EQ(pick((256 << 10) - 1, 2, one), "rabenseifner");
+  EXPECT_EQ(pick(32 << 10, 2, one), "shm");
+  EXPECT_EQ(pick((32 << 10) - 1, 2, one), "rabenseifner");
   EXPECT_EQ(pick(16 << 10, 3, one), "shm");
   EXPECT_EQ(pick((16 << 10) - 1, 3, one), "shm_flat");
   EXPECT_EQ(pick(32 << 10, 4, one), "shm");
