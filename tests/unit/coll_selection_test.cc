@@ -131,8 +131,9 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
     return std::string(selectFromTable(CollKind::ReduceScatter, b, p, MemType::Host, c, shape)->name);
   };
   EXPECT_EQ(reduceScatter(8, 2, one), "shm");
-  EXPECT_EQ(reduceScatter(8 << 10, 2, one), "recursive_halving");
-  EXPECT_EQ(reduceScatter(128 << 10, 2, one), "ring");
+  EXPECT_EQ(reduceScatter(8 << 10, 2, one), "shm");
+  EXPECT_EQ(reduceScatter(128 << 10, 2, one), "shm");
+  EXPECT_EQ(reduceScatter(128 << 10, 2, kShapeDirect), "ring");  // not all on one node
   EXPECT_EQ(reduceScatter(256 << 10, 2, one), "shm");
   EXPECT_EQ(reduceScatter(8, 5, one), "shm");
   EXPECT_EQ(reduceScatter(4 << 20, 8, one), "shm");
