@@ -51,6 +51,7 @@ RRT_COLL_DIRECT(barrierLinearDirect);
 RRT_COLL_DIRECT(barrierShmDirect);
 RRT_COLL_DIRECT(bcastBinomialDirect);
 RRT_COLL_DIRECT(bcastLinearDirect);
+RRT_COLL_DIRECT(bcastShmDirect);
 RRT_COLL_DIRECT(reduceBinomialDirect);
 RRT_COLL_DIRECT(reduceLinearDirect);
 RRT_COLL_DIRECT(reduceShmDirect);

@@ -32,7 +32,7 @@ librrtint_la_SOURCES += \
 	runtime/coll/bind_proto.cc \
 	runtime/coll/barrier_dissemination.cc \
 	runtime/coll/barrier_linear.cc runtime/coll/barrier_shm.cc \
-	runtime/coll/bcast_binomial.cc runtime/coll/bcast_linear.cc \
+	runtime/coll/bcast_binomial.cc runtime/coll/bcast_linear.cc runtime/coll/bcast_shm.cc \
 	runtime/coll/bcast_scatter_allgather.cc \
 	runtime/coll/bcast_chain.cc runtime/coll/bcast_hierarchical.cc \
 	runtime/coll/reduce_binomial.cc runtime/coll/reduce_linear.cc runtime/coll/reduce_rabenseifner.cc \

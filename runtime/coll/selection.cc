@@ -58,6 +58,8 @@ const Algorithm kAlgorithms[] = {
   {CK::Bcast,     "linear",             makeBcastLinear,                0,
    "alpha + (p-1) n beta at the root, depth 1 (from 256K: the p-1 receivers copy from the root at once)",
    bcastLinearDirect},
+  {CK::Bcast,     "shm",                nullptr,                        kSharedMemory,
+   "n copy at the root + n copy per receiver, n/s counter waits, no message", bcastShmDirect},
   {CK::Bcast,     "scatter_allgather",  makeBcastScatterAllgather,      0,
    "(log p + p - 1) alpha + 2 (p-1)/p n beta"},
   {CK::Bcast,     "chain",              makeBcastChain,                 0,
@@ -163,6 +165,19 @@ const Rule kRules[] = {
   // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
+  // Blocking calls of a communicator on one node: through its shared segment (bcast_shm.cc)
+  // where that beats the messages (medians of 3 rotated rounds, us, against the rows below: 2
+  // ranks 8 B-128 B 0.39 / 0.46-0.48, 64K 3.0 / 4.1, 256K 9.6 / 10.3, 512K 24.4 / 13.3; 3
+  // ranks 64K 3.2 / 3.3, 128K 5.5 / 7.1, 1M 34 / 122; 4 ranks 8-256 B 0.22-0.24 / 0.17-0.21,
+  // 32K 1.8 / 1.9, 64K 3.1 / 4.0, 256K 14.7 / 39.6, 4M 246 / 486; 8 ranks 16K 0.85 / 1.6, 1M
+  // 57 / 131). Above 8 ranks not measured. Not at 2 ranks, though it is ahead there below 512K:
+  // the segment is made by the first call that wants it, through messages, and a receive from a
+  // dead rank is not noticed by the shm transport (only a full ring is), so a 2-rank program's
+  // first bcast after its peer died would wait until the launcher ends the job, where binomial's
+  // sends fail (tests/fault, coll-to-dead). The same holds for every shm algorithm's first call.
+  {CK::Bcast,     MemType::Host, 3, 3,         RankClass::Any,     128*K, kInf,  "shm"},
+  {CK::Bcast,     MemType::Host, 4, 4,         RankClass::Any,     64*K,  kInf,  "shm"},
+  {CK::Bcast,     MemType::Host, 5, 8,         RankClass::Any,     16*K,  kInf,  "shm"},
   // Linear sends 16K pieces, eagerly, below 256K: the root never waits for a receiver. From 256K
   // one message per peer, every receiver copying from the root at once: ahead of binomial at 4
   // and 8 ranks up to 4M (4 ranks 1M: 115-180 / 158-220 us), behind it at 3 from 512K.

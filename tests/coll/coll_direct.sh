@@ -38,6 +38,7 @@ expect 3 rrt_barrier "barrier linear"
 expect 3 rrt_barrier "barrier shm" RRT_COLL_BARRIER=shm
 expect 2 rrt_bcast "bcast binomial"
 expect 3 rrt_bcast "bcast linear"
+expect 3 rrt_bcast "bcast shm" RRT_COLL_BCAST=shm
 expect 2 rrt_reduce "reduce binomial" RRT_COLL_REDUCE=binomial
 expect 2 rrt_reduce "reduce shm_flat"
 expect 4 rrt_reduce "reduce linear" RRT_COLL_REDUCE=linear

@@ -1,6 +1,6 @@
-/* Back-to-back blocking allreduces, reduces, reduce-scatters, allgathers and alltoalls whose
- * inputs change with every call, meant for the shared-memory algorithms
- * (runtime/coll/shm_reduction.h, allgather_shm.cc, alltoall_shm.cc) with
+/* Back-to-back blocking allreduces, reduces, reduce-scatters, allgathers, alltoalls and bcasts
+ * whose inputs change with every call, meant for the shared-memory algorithms
+ * (runtime/coll/shm_reduction.h, allgather_shm.cc, alltoall_shm.cc, bcast_shm.cc) with
  * tiny slots (RRT_COLL_SHM_SLOT,
  * so that every call has many pieces and each slot buffer is reused within a few pieces) and
  * more ranks than cores, with ranks that stop now and then (yield or sleep). A piece read
@@ -204,6 +204,28 @@ static int check_reduce_scatter(rrt_comm_t comm, int it, size_t count, int in_pl
   return 0;
 }
 
+/* A bcast of count int64 from a root that changes; receivers' buffers hold a stale pattern. */
+static int check_bcast(rrt_comm_t comm, int it, size_t count, int root, int64_t* buf) {
+  int r, p;
+  rrt_comm_rank(comm, &r);
+  rrt_comm_size(comm, &p);
+  root %= p;
+  for (size_t i = 0; i < count; i++)
+    buf[i] = r == root ? (int64_t)it * 1000003 + (int64_t)i : -1 - (int64_t)i;
+  const int rc = rrt_bcast(buf, count, RRT_INT64, root, comm);
+  if (rc != RRT_SUCCESS) {
+    FAIL("call %d: rrt_bcast returned %d", it, rc);
+    return 1;
+  }
+  for (size_t i = 0; i < count; i++)
+    if (buf[i] != (int64_t)it * 1000003 + (int64_t)i) {
+      FAIL("call %d (bcast, %zu int64 from %d, %d ranks): element %zu is %lld", it, count, root, p, i,
+           (long long)buf[i]);
+      return 1;
+    }
+  return 0;
+}
+
 /* A buffer of bytes from malloc, or from rrt_alloc_mem when shared. */
 static void* buffer(size_t bytes, int shared) {
   void* p = NULL;
@@ -256,6 +278,8 @@ int main(int argc, char** argv) {
       check_allgather(comm, it, count, it % 4 == 0, in, out);
     else if (it % 10 == 7)
       check_alltoall(comm, it, count, it % 4 == 3, in, out);
+    else if (it % 10 == 5)
+      check_bcast(comm, it, count, (int)(next(&sizes) % 64), it % 4 == 1 ? in : out);
     else if (it % 5 == 3)
       check_reduce_scatter(comm, it, count, it % 2 == 0, in, out);
     else

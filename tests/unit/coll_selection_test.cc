@@ -95,6 +95,18 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(reduce(256 << 10, 9, one), "shm");
   EXPECT_EQ(reduce(8, 4, kShapeSharedMemory), "linear");  // non-blocking
   EXPECT_EQ(reduce(256 << 10, 8, kShapeSharedMemory), "rabenseifner");
+  auto bcast = [](size_t b, int p, unsigned shape) {
+    return std::string(selectFromTable(CollKind::Bcast, b, p, MemType::Host, true, shape)->name);
+  };
+  EXPECT_EQ(bcast(8, 2, one), "binomial");
+  EXPECT_EQ(bcast((128 << 10) - 1, 3, one), "linear");
+  EXPECT_EQ(bcast(4 << 20, 3, one), "shm");
+  EXPECT_EQ(bcast((64 << 10) - 1, 4, one), "linear");
+  EXPECT_EQ(bcast(64 << 10, 4, one), "shm");
+  EXPECT_EQ(bcast(16 << 10, 8, one), "shm");
+  EXPECT_EQ(bcast(16 << 10, 9, one), "binomial");
+  EXPECT_EQ(bcast(1 << 20, 4, kShapeSharedMemory), "linear");  // non-blocking
+  EXPECT_EQ(bcast(8, 2, kShapeDirect), "binomial");             // not all on one node
   auto allgather = [](size_t b, int p, unsigned shape) {
     return std::string(selectFromTable(CollKind::Allgather, b, p, MemType::Host, true, shape)->name);
   };
