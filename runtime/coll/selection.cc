@@ -170,11 +170,9 @@ const Rule kRules[] = {
   // ranks 8 B-128 B 0.39 / 0.46-0.48, 64K 3.0 / 4.1, 256K 9.6 / 10.3, 512K 24.4 / 13.3; 3
   // ranks 64K 3.2 / 3.3, 128K 5.5 / 7.1, 1M 34 / 122; 4 ranks 8-256 B 0.22-0.24 / 0.17-0.21,
   // 32K 1.8 / 1.9, 64K 3.1 / 4.0, 256K 14.7 / 39.6, 4M 246 / 486; 8 ranks 16K 0.85 / 1.6, 1M
-  // 57 / 131). Above 8 ranks not measured. Not at 2 ranks, though it is ahead there below 512K:
-  // the segment is made by the first call that wants it, through messages, and a receive from a
-  // dead rank is not noticed by the shm transport (only a full ring is), so a 2-rank program's
-  // first bcast after its peer died would wait until the launcher ends the job, where binomial's
-  // sends fail (tests/fault, coll-to-dead). The same holds for every shm algorithm's first call.
+  // 57 / 131). Above 8 ranks not measured. At 2 ranks from 512K one CMA copy by the receiver
+  // beats two plain copies that the two ranks make in turn.
+  {CK::Bcast,     MemType::Host, 2, 2,         RankClass::Any,     0,     512*K, "shm"},
   {CK::Bcast,     MemType::Host, 3, 3,         RankClass::Any,     128*K, kInf,  "shm"},
   {CK::Bcast,     MemType::Host, 4, 4,         RankClass::Any,     64*K,  kInf,  "shm"},
   {CK::Bcast,     MemType::Host, 5, 8,         RankClass::Any,     16*K,  kInf,  "shm"},

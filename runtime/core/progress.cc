@@ -24,6 +24,10 @@ bool gYield = true;
 double gTimeout = 0;
 IdleWaitFn gIdleWait = nullptr;
 void* gIdleWaitArg = nullptr;
+IdleCheckFn gIdleCheck = nullptr;
+void* gIdleCheckArg = nullptr;
+double gLastIdleCheck = 0;
+constexpr double kIdleCheckSeconds = 0.01;
 WaitCounters gCounters;
 
 }  // namespace
@@ -74,6 +78,11 @@ void setTimeoutSeconds(double s) { gTimeout = s; }
 
 const WaitCounters& waitCounters() { return gCounters; }
 
+void setIdleCheck(IdleCheckFn fn, void* arg) {
+  gIdleCheck = fn;
+  gIdleCheckArg = arg;
+}
+
 void setIdleWait(IdleWaitFn fn, void* arg) {
   gIdleWait = fn;
   gIdleWaitArg = arg;
@@ -89,6 +98,14 @@ Status waitUntil(bool (*cond)(void* arg), void* arg) {
       continue;
     }
     ++idle;
+    if (gIdleCheck && idle >= gSpinCount && (idle & 63) == 0) {
+      const double t = now();
+      if (t - gLastIdleCheck >= kIdleCheckSeconds) {
+        gLastIdleCheck = t;
+        gIdleCheck(gIdleCheckArg);
+        continue;  // it may have failed what cond waits for
+      }
+    }
     if (idle >= gSpinCount && gYield) {
       const int slept = gIdleWait ? gIdleWait(gIdleWaitArg, 1) : 0;
       if (slept) {

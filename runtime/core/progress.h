@@ -29,6 +29,12 @@ int progress();
 using IdleWaitFn = int (*)(void* arg, int ms);
 void setIdleWait(IdleWaitFn fn, void* arg);
 
+// Looking for dead peers: a wait that stays idle past the spin phase calls fn(arg) about every
+// 10 ms (e.g. to ask transports whether a peer they would not otherwise hear from has died).
+// nullptr removes it.
+using IdleCheckFn = void (*)(void* arg);
+void setIdleCheck(IdleCheckFn fn, void* arg);
+
 // What waitUntil did while idle (for RRT_STATS and tests): sleeps in the idle-wait function
 // (kernelSleeps; woken, those that ended because its fd had events rather than at the
 // timeout), sched_yield calls and short naps.

@@ -152,6 +152,7 @@ Status Engine::startTransports() {
   const int localRanks = static_cast<int>(job_.localPeers.size());
   core::configureWaiting(localRanks, usableCores(localRanks));
   core::addPoller(&Engine::poll, this);
+  core::setIdleCheck(&Engine::checkLiveness, this);
   // With one transport besides self and an event fd (TCP alone; verbs alone, on its completion
   // channel), an idle wait sleeps in the kernel until data arrives: on a busy machine the woken
   // rank runs at once, where a yielding spinner waits for its turn. Transports that must be
@@ -184,6 +185,7 @@ void Engine::finalize() {
   finalizing_ = true;
   if (!local_) (void)wireup::barrierProgressing();
   core::removePoller(&Engine::poll, this);
+  core::setIdleCheck(nullptr, nullptr);
   if (idleFd_ >= 0) core::setIdleWait(nullptr, nullptr);
   idleFd_ = -1;
   finalizing_ = false;
@@ -372,6 +374,10 @@ bool Engine::peerFailureAborts() const {
   if (policy != "auto") RRT_WARN("RRT_PEER_FAILURE=%s: want auto, abort or return", policy.c_str());
   const Comm* world = commLookup(RRT_COMM_WORLD);
   return !(world && world->errhandlerSet && world->errhandler == RRT_ERRORS_RETURN);
+}
+
+void Engine::checkLiveness(void* arg) {
+  for (auto& tx : static_cast<Engine*>(arg)->transports_) tx->checkLiveness();
 }
 
 void Engine::onPeerFailed(void* arg, int peer, Status why) {

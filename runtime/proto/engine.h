@@ -205,6 +205,7 @@ class Engine {
 
   static int poll(void* arg);
   static int idleWait(void* arg, int ms);
+  static void checkLiveness(void* arg);  // core's idle check: asks every transport
   int flushPending();
 
   Status startTransports();

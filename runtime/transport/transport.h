@@ -163,6 +163,10 @@ class Transport {
   virtual bool flushed() const { return true; }
   // Releases peer resources when the peer is known to be gone (optional).
   virtual void disconnect(int peer) {}
+  // Called now and then while a rank waits with nothing to do: a transport that would not
+  // otherwise notice a peer's death (a receive from it just never completes) looks whether one
+  // peer, the next in turn, is still alive, and reports a dead one through peerFailed.
+  virtual void checkLiveness() {}
 };
 
 using TransportPtr = std::unique_ptr<Transport>;

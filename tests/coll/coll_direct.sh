@@ -36,7 +36,8 @@ expect() {
 expect 2 rrt_barrier "barrier dissemination"
 expect 3 rrt_barrier "barrier linear"
 expect 3 rrt_barrier "barrier shm" RRT_COLL_BARRIER=shm
-expect 2 rrt_bcast "bcast binomial"
+expect 2 rrt_bcast "bcast shm"
+expect 2 rrt_bcast "bcast binomial" RRT_COLL_BCAST=binomial
 expect 3 rrt_bcast "bcast linear"
 expect 3 rrt_bcast "bcast shm" RRT_COLL_BCAST=shm
 expect 2 rrt_reduce "reduce binomial" RRT_COLL_REDUCE=binomial

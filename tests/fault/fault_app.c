@@ -16,6 +16,8 @@
  *                   until a send fails (the ring fills; the transport finds the peer gone).
  *   coll-to-dead    as send-to-dead with rrt_bcast from rank 0 (the blocking collectives' direct
  *                   forms); once one fails, rrt_allreduce and rrt_barrier fail at once too.
+ *   recv-from-dead  rank 1 kills itself after a barrier; rank 0 receives from it (nothing comes:
+ *                   the transport must look whether the peer is alive while rank 0 waits).
  *   shm-allreduce-to-dead  2 ranks: one 1 MiB allreduce (the shared-memory algorithm; it makes
  *                   the communicator's segment), then rank 1 kills itself and rank 0 runs the
  *                   same allreduce, which waits on rank 1's counters until it finds it gone.
@@ -119,6 +121,16 @@ int main(int argc, char **argv) {
       } else {
         say("next send to", 1, rrt_send(msg, 8, RRT_BYTE, 1, 1, RRT_COMM_WORLD));
       }
+    }
+    wait_forever();
+  } else if (!strcmp(mode, "recv-from-dead")) {
+    int x = 0;
+    if (rank == 0) signal(SIGTERM, SIG_IGN);
+    rrt_barrier(RRT_COMM_WORLD);
+    if (rank == 1) raise(SIGKILL);
+    if (rank == 0) {
+      say("recv from", 1, rrt_recv(&x, 1, RRT_INT32, 1, 5, RRT_COMM_WORLD, RRT_STATUS_IGNORE));
+      say("next recv from", 1, rrt_recv(&x, 1, RRT_INT32, 1, 5, RRT_COMM_WORLD, RRT_STATUS_IGNORE));
     }
     wait_forever();
   } else if (!strcmp(mode, "shm-allreduce-to-dead")) {

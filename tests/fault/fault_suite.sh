@@ -70,6 +70,14 @@ expect_line "send to a dead rank: error returned" '^rank 0: send to dead rank 1 
 expect_line "send to a dead rank: next call fails at once" '^rank 0: next send to dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
 after "send to a dead rank"
 
+# A rank dies; a survivor waits to receive from it: nothing ever comes, and the wait finds the
+# peer gone (the shm transport looks at one peer every 10 ms of idle waiting).
+run 2 recv-from-dead
+expect_rc "receive from a dead rank" 137
+expect_line "receive from a dead rank: error returned" '^rank 0: recv from dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+expect_line "receive from a dead rank: next call fails at once" '^rank 0: next recv from dead rank 1 returned .*(fail|dead|gone)' "$WORK/out"
+after "receive from a dead rank"
+
 # The same through blocking collectives at 2 ranks (their direct forms, runtime/coll/direct.h):
 # the bcast's sends fail like the sends above; the allreduce and barrier after it fail at once.
 run 2 coll-to-dead

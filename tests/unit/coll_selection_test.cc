@@ -98,7 +98,9 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   auto bcast = [](size_t b, int p, unsigned shape) {
     return std::string(selectFromTable(CollKind::Bcast, b, p, MemType::Host, true, shape)->name);
   };
-  EXPECT_EQ(bcast(8, 2, one), "binomial");
+  EXPECT_EQ(bcast(8, 2, one), "shm");
+  EXPECT_EQ(bcast((512 << 10) - 1, 2, one), "shm");
+  EXPECT_EQ(bcast(512 << 10, 2, one), "binomial");
   EXPECT_EQ(bcast((128 << 10) - 1, 3, one), "linear");
   EXPECT_EQ(bcast(4 << 20, 3, one), "shm");
   EXPECT_EQ(bcast((64 << 10) - 1, 4, one), "linear");

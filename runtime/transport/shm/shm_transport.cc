@@ -170,6 +170,16 @@ class ShmTransport final : public Transport {
       peers_[localIndexOf_[peer]].dead = true;
   }
 
+  // A receive from a dead peer would wait forever: its ring just stays empty (a send notices,
+  // once the ring stays full). One peer per call, in turn: a kill() and a read of /proc.
+  void checkLiveness() override {
+    if (peers_.empty()) return;
+    checkNext_ = (checkNext_ + 1) % peers_.size();
+    Peer& p = peers_[checkNext_];
+    if (!p.dead && p.pid > 0 && p.worldRank != ctx_.rank && !core::processAlive(p.pid))
+      markDead(&p, Status::ErrProcFailed);
+  }
+
  private:
   Status ringFull(Peer* p);
   Status splitCopy(Peer* p, void* local, size_t len, uint64_t remote, Completion* done,
@@ -201,6 +211,7 @@ class ShmTransport final : public Transport {
   Segment segment_;
   std::vector<int> localIndexOf_;   // by world rank, -1 when not on this node
   std::vector<Peer> peers_;         // by local index (own entry unused)
+  size_t checkNext_ = 0;            // the peer checkLiveness looks at next
   std::vector<Peer*> peerByRank_;   // by world rank; set by start() for local peers but self
   std::vector<Inbox> inboxes_;      // one per other local rank, polled by progress()
 };
