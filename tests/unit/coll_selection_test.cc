@@ -132,7 +132,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
     return std::string(selectFromTable(CollKind::Alltoall, b, p, MemType::Host, true, shape)->name);
   };
   EXPECT_EQ(alltoall(16, 2, one), "shm");
-  EXPECT_EQ(alltoall(8 << 10, 2, one), "pairwise");
+  EXPECT_EQ(alltoall(64 << 10, 2, one), "shm");
   EXPECT_EQ(alltoall(256 << 10, 2, one), "shm");
   EXPECT_EQ(alltoall(16, 4, one), "shm");
   EXPECT_EQ(alltoall(4 << 20, 3, one), "shm");
