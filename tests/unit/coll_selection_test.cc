@@ -55,12 +55,17 @@ TEST(CollSelection, Defaults) {
   EXPECT_EQ(pick(CollKind::Barrier, 0, 9), "dissemination");
 }
 
+// The name of the algorithm the table picks for host memory and a communicator of this shape.
+std::string onHost(CollKind k, size_t b, int p, unsigned shape, bool commutative = true) {
+  return std::string(selectFromTable(k, b, p, MemType::Host, commutative, shape)->name);
+}
+
 // The shared-memory allreduce: only for blocking calls on host buffers of a communicator whose
 // ranks all share memory, from the sizes where it wins; forcing it elsewhere falls back.
 TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   const unsigned one = kShapeSharedMemory | kShapeDirect;
   auto pick = [](size_t b, int p, unsigned shape, bool c = true) {
-    return std::string(selectFromTable(CollKind::Allreduce, b, p, MemType::Host, c, shape)->name);
+    return onHost(CollKind::Allreduce, b, p, shape, c);
   };
   EXPECT_EQ(pick(8, 2, one), "shm_flat");
   EXPECT_EQ(pick(2 << 10, 2, one), "recursive_doubling");
@@ -82,7 +87,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(pick(4 << 20, 2, kShapeDirect), "ring");
   EXPECT_EQ(pick(64 << 10, 4, kShapeDirect | kShapeNodeAware), "hierarchical");
   auto reduce = [](size_t b, int p, unsigned shape) {
-    return std::string(selectFromTable(CollKind::Reduce, b, p, MemType::Host, true, shape)->name);
+    return onHost(CollKind::Reduce, b, p, shape);
   };
   EXPECT_EQ(reduce(256 << 10, 2, one), "shm");
   EXPECT_EQ(reduce(1 << 20, 2, one), "binomial");
@@ -95,9 +100,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(reduce(256 << 10, 9, one), "shm");
   EXPECT_EQ(reduce(8, 4, kShapeSharedMemory), "linear");  // non-blocking
   EXPECT_EQ(reduce(256 << 10, 8, kShapeSharedMemory), "rabenseifner");
-  auto bcast = [](size_t b, int p, unsigned shape) {
-    return std::string(selectFromTable(CollKind::Bcast, b, p, MemType::Host, true, shape)->name);
-  };
+  auto bcast = [](size_t b, int p, unsigned shape) { return onHost(CollKind::Bcast, b, p, shape); };
   EXPECT_EQ(bcast(8, 2, one), "shm");
   EXPECT_EQ(bcast((512 << 10) - 1, 2, one), "shm");
   EXPECT_EQ(bcast(512 << 10, 2, one), "binomial");
@@ -110,7 +113,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(bcast(1 << 20, 4, kShapeSharedMemory), "linear");  // non-blocking
   EXPECT_EQ(bcast(8, 2, kShapeDirect), "binomial");             // not all on one node
   auto allgather = [](size_t b, int p, unsigned shape) {
-    return std::string(selectFromTable(CollKind::Allgather, b, p, MemType::Host, true, shape)->name);
+    return onHost(CollKind::Allgather, b, p, shape);
   };
   EXPECT_EQ(allgather(256 << 10, 2, one), "shm");
   EXPECT_EQ(allgather(64 << 10, 2, one), "ring");
@@ -122,14 +125,14 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
   EXPECT_EQ(allgather(1 << 20, 16, one), "ring");
   auto allgatherv = [](size_t b, int p, unsigned shape) {
-    return std::string(selectFromTable(CollKind::Allgatherv, b, p, MemType::Host, true, shape)->name);
+    return onHost(CollKind::Allgatherv, b, p, shape);
   };
   EXPECT_EQ(allgatherv(256 << 10, 2, one), "shm");
   EXPECT_EQ(allgatherv(8, 2, one), "shm");
   EXPECT_EQ(allgatherv(1 << 10, 4, one), "shm");
   EXPECT_EQ(allgatherv(1 << 20, 6, kShapeSharedMemory), "scattered");  // non-blocking
   auto alltoall = [](size_t b, int p, unsigned shape) {
-    return std::string(selectFromTable(CollKind::Alltoall, b, p, MemType::Host, true, shape)->name);
+    return onHost(CollKind::Alltoall, b, p, shape);
   };
   EXPECT_EQ(alltoall(16, 2, one), "shm");
   EXPECT_EQ(alltoall(64 << 10, 2, one), "shm");
@@ -142,7 +145,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(alltoall(16, 2, kShapeDirect), "pairwise");          // not all on one node
   EXPECT_EQ(alltoall(16, 16, one), "bruck");
   auto reduceScatter = [](size_t b, int p, unsigned shape, bool c = true) {
-    return std::string(selectFromTable(CollKind::ReduceScatter, b, p, MemType::Host, c, shape)->name);
+    return onHost(CollKind::ReduceScatter, b, p, shape, c);
   };
   EXPECT_EQ(reduceScatter(8, 2, one), "shm");
   EXPECT_EQ(reduceScatter(8 << 10, 2, one), "shm");
