@@ -52,7 +52,8 @@ expect 3 rrt_reduce "reduce shm" RRT_COLL_REDUCE=shm
 expect 2 rrt_allgather "allgather shm"
 expect 2 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
 expect 3 rrt_allgather "allgather recursive_doubling" RRT_COLL_ALLGATHER=recursive_doubling
-expect 3 rrt_allgather "allgather bruck"
+expect 3 rrt_allgather "allgather shm"
+expect 3 rrt_allgather "allgather bruck" RRT_COLL_ALLGATHER=bruck
 expect 3 rrt_allgather "allgather ring" RRT_COLL_ALLGATHER=ring
 expect 3 rrt_allgather "allgather scattered" RRT_COLL_ALLGATHER=scattered
 expect 3 rrt_alltoall "alltoall pairwise" RRT_COLL_ALLTOALL=pairwise
@@ -86,9 +87,10 @@ expect_check() {
   unset IFS
 }
 expect_check 3 "scan recursive_doubling" "exscan recursive_doubling" "alltoallv pairwise" \
-  "gatherv linear" "scatterv linear" "allgatherv ring" --
+  "gatherv linear" "scatterv linear" "allgatherv shm" --
 expect_check 3 "alltoallv scattered" "allgatherv scattered" -- RRT_COLL_ALLTOALLV=scattered \
   RRT_COLL_ALLGATHERV=scattered
+expect_check 3 "allgatherv ring" -- RRT_COLL_ALLGATHERV=ring
 # A forced algorithm without a direct form still runs as a task.
 expect_task() {
   np=$1 app=$2 want=$3

@@ -121,7 +121,11 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(allgather(4 << 10, 2, one), "recursive_doubling");
   EXPECT_EQ(allgather(8, 2, kShapeSharedMemory), "recursive_doubling");  // non-blocking
   EXPECT_EQ(allgather(1 << 10, 4, one), "shm");
-  EXPECT_EQ(allgather(512, 4, one), "recursive_doubling");
+  EXPECT_EQ(allgather(8, 4, one), "shm");
+  EXPECT_EQ(allgather(8, 3, one), "shm");
+  EXPECT_EQ(allgather(8, 8, one), "shm");
+  EXPECT_EQ(allgather(8, 9, one), "bruck");
+  EXPECT_EQ(allgather(8, 4, kShapeSharedMemory), "recursive_doubling");  // non-blocking
   EXPECT_EQ(allgather(1 << 20, 6, kShapeSharedMemory), "scattered");
   EXPECT_EQ(allgather(1 << 20, 16, one), "ring");
   auto allgatherv = [](size_t b, int p, unsigned shape) {
@@ -130,6 +134,7 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
   EXPECT_EQ(allgatherv(256 << 10, 2, one), "shm");
   EXPECT_EQ(allgatherv(8, 2, one), "shm");
   EXPECT_EQ(allgatherv(1 << 10, 4, one), "shm");
+  EXPECT_EQ(allgatherv(8, 4, one), "shm");
   EXPECT_EQ(allgatherv(1 << 20, 6, kShapeSharedMemory), "scattered");  // non-blocking
   auto alltoall = [](size_t b, int p, unsigned shape) {
     return onHost(CollKind::Alltoall, b, p, shape);
