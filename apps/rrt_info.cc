@@ -128,6 +128,7 @@ int main(int argc, char** argv) {
     }
     if (local > 0) printProtocols(local, "a rank on this node");
     if (remote > 0) printProtocols(remote, "a rank on another node");
+    rrt::coll::bindProtoP2p();  // the table's rows depend on how local messages go
     rrt::coll::printSelection(stdout);
     fflush(stdout);
   }

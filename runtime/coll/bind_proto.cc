@@ -28,6 +28,7 @@ void bindProtoP2p() {
       if (std::strcmp(t->name(), "shm") == 0) return true;
     return false;
   };
+  p.localSingleCopyFrom = [] { return proto::engine().singleCopyFrom("shm"); };
   p.jobId = [] { return proto::engine().job().jobId.c_str(); };
   p.peerFailed = [](int w) { proto::engine().failPeer(w, Status::ErrProcFailed); };
   setP2p(p);

@@ -114,6 +114,9 @@ struct P2p {
   // Whether this rank reaches worldRank through shared memory (same node, shm transport on);
   // nullptr: never (the shared-memory algorithms are not offered).
   bool (*sharesMemory)(int worldRank) = nullptr;
+  // The smallest message the protocol moves to a rank it shares memory with by a single copy
+  // (CMA), with the settings in force; nullptr or SIZE_MAX: never.
+  size_t (*localSingleCopyFrom)() = nullptr;
   // The job's id, safe for file names (node_segment.h names its segments after it).
   const char* (*jobId)() = nullptr;
   // Reports a peer found dead outside the protocol layer (a shared-memory wait): the protocol

@@ -119,10 +119,18 @@ bool sharedMemoryAlgorithms(const proto::Comm& comm) {
   return !gpu::enabled() && sharesMemoryWithAll(comm);
 }
 
+// Whether this rank's messages to the ranks it shares memory with go by a single copy from
+// mid sizes (kShapeSingleCopy).
+bool singleCopyMidSizes() {
+  return gP2p.localSingleCopyFrom && gP2p.localSingleCopyFrom() <= kSingleCopyShapeBytes;
+}
+
 CommState& commState(proto::Comm& comm) {
   if (!comm.collState) {
+    const bool shared = sharedMemoryAlgorithms(comm);
     const unsigned shape = (worthHierarchy(commNodeIds(comm)) ? kShapeNodeAware : 0u) |
-                           (sharedMemoryAlgorithms(comm) ? kShapeSharedMemory : 0u);
+                           (shared ? kShapeSharedMemory : 0u) |
+                           (shared && singleCopyMidSizes() ? kShapeSingleCopy : 0u);
     comm.collState = new CommState(shape, kScratchKeepBytes);
     comm.collStateFree = [](void* s) { delete static_cast<CommState*>(s); };
   }

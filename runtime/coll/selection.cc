@@ -165,6 +165,14 @@ const Rule kRules[] = {
   // several ranks on some). Not measured (no multi-node machine here): chosen by cost, and the
   // flat bandwidth-optimal algorithms kept for large allreduce.
   {CK::Bcast,     MemType::Host, 3, kAnyRanks, RankClass::Any,     0,     kInf,  "hierarchical"},
+  // Where messages to local ranks go by a single copy from a few KiB (kShapeSingleCopy; the
+  // Intel machine of 2026-12-08, transport/shm/copy_path.h), two copies through the segment
+  // lose to it at 2 ranks from 8K (medians of 3 rotated rounds, us, against shm: 16K 1.20 /
+  // 2.16, 256K 6.2 / 20.1; Open MPI 1.41, 9.67; 4K 0.78 / 0.66).
+  {CK::Bcast,     MemType::Host, 2, 2,         RankClass::Any,     8*K,   kInf,  "binomial", kShapeSingleCopy},
+  // And at 4 ranks the segment from 4K, not 64K: the linear bcast's pieces are rendezvous
+  // messages there (4K 0.47 / 0.91 us, 8K 0.96 / 2.71, 32K 3.8 / 5.5; even from 64K).
+  {CK::Bcast,     MemType::Host, 4, 4,         RankClass::Any,     4*K,   kInf,  "shm", kShapeSingleCopy},
   // Blocking calls of a communicator on one node: through its shared segment (bcast_shm.cc)
   // where that beats the messages (medians of 3 rotated rounds, us, against the rows below: 2
   // ranks 8 B-128 B 0.39 / 0.46-0.48, 64K 3.0 / 4.1, 256K 9.6 / 10.3, 512K 24.4 / 13.3; 3
@@ -193,6 +201,13 @@ const Rule kRules[] = {
   // 0.18 / 0.35 us; 3 ranks 64K: 9.2 / 17.5, 1M: 65 / 137; 4 ranks 16 B: 1.69 / 1.77, 128K:
   // 8.8 / 24.4, 4M: 1557 / 2583; 8 ranks 2M: 521 / 2031; behind at 2 ranks from 8K and 4 ranks
   // 8K-16K: 3.2-4.6 / 3.0-3.7).
+  // With single copies from a few KiB (kShapeSingleCopy, as for bcast) binomial at 2 ranks from
+  // 8K (16K 1.38 / 2.12 us, 128K 6.3 / 12.0, 512K 26.8 / 49.1 with CMA split from 1M; Open MPI
+  // 1.59, 6.62, 24.95).
+  {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     8*K,   kInf,  "binomial", kShapeSingleCopy},
+  // At 4 ranks shm_flat at 8K-32K too, not linear (whose messages are rendezvous there): 8K
+  // 2.4 / 6.1 us, 16K 2.9 / 7.6.
+  {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     8*K,   32*K,  "shm_flat", kShapeSingleCopy},
   {CK::Reduce,    MemType::Host, 2, 2,         RankClass::Any,     0,     8*K,   "shm_flat"},
   {CK::Reduce,    MemType::Host, 4, 4,         RankClass::Any,     8*K,   32*K,  "linear"},
   {CK::Reduce,    MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "shm_flat"},
@@ -238,6 +253,10 @@ const Rule kRules[] = {
   // 0.59-0.86). 3..8 ranks below 1K too (medians of 3 rotated rounds on 2026-12-08, 8-512 B:
   // 3 ranks 1.3-1.9 / 2.5-3.1 us (Bruck), 4 ranks 1.9-2.3 / 3.4-4.0 (recursive doubling; Open MPI
   // 2.4-5.1), 8 ranks 8.9-9.4 / 10.4-16.9; an older run had 4 ranks behind: 5.6-6.6 / 4.9-5.6).
+  // With single copies from a few KiB (kShapeSingleCopy): at 2 ranks the ring (one exchange)
+  // from 4K (16K 1.95 / 3.24 us, 128K 8.1 / 19.9, 4M 675 / 884; Open MPI 2.70, 8.88, 621).
+  // Recursive doubling, the same exchange, was slower there (16K 5.1 us): not found why.
+  {CK::Allgather, MemType::Host, 2, 2,         RankClass::Any,     4*K,   kInf,  "ring", kShapeSingleCopy},
   {CK::Allgather, MemType::Host, 2, 2,         RankClass::Any,     0,     4*K,   "shm"},
   {CK::Allgather, MemType::Host, 2, 2,         RankClass::Any,     256*K, kInf,  "shm"},
   {CK::Allgather, MemType::Host, 3, 8,         RankClass::Any,     0,     kInf,  "shm"},
@@ -247,6 +266,7 @@ const Rule kRules[] = {
   {CK::Allgather, MemType::Host, 1, kAnyRanks, RankClass::Any,     0,     kInf,  "ring"},
 
   // As allgather (the same code; bytes here: the average block).
+  {CK::Allgatherv, MemType::Host, 2, 2,        RankClass::Any,     4*K,   kInf,  "ring", kShapeSingleCopy},
   {CK::Allgatherv, MemType::Host, 2, 2,        RankClass::Any,     0,     4*K,   "shm"},
   {CK::Allgatherv, MemType::Host, 2, 2,        RankClass::Any,     256*K, kInf,  "shm"},
   {CK::Allgatherv, MemType::Host, 3, 8,        RankClass::Any,     0,     kInf,  "shm"},
@@ -262,6 +282,11 @@ const Rule kRules[] = {
   // 2 ranks 8K-128K, 5 rotated rounds on 2026-12-07 against forced pairwise: 8K 1.42 / 1.63,
   // 32K 3.21 / 4.59, 128K 10.2 / 16.0 (the table then had pairwise there and was at 0.86 of
   // Open MPI at 128K) -> shm at every size.
+  // With single copies from a few KiB (kShapeSingleCopy): pairwise at 2 ranks from 8K (16K
+  // 2.00 / 3.56 us, 512K 42.8 / 91.7; Open MPI 2.61, 54.1; 4K 1.33 / 1.13), scattered at 4 ranks
+  // from 256K (512K 365 / 484, 1M 697 / 958; Open MPI 415, 689; 64K-128K even).
+  {CK::Alltoall,  MemType::Host, 2, 2,         RankClass::Any,     8*K,   kInf,  "pairwise", kShapeSingleCopy},
+  {CK::Alltoall,  MemType::Host, 4, 4,         RankClass::Any,     256*K, kInf,  "scattered", kShapeSingleCopy},
   {CK::Alltoall,  MemType::Host, 2, 2,         RankClass::Any,     0,     kInf,  "shm"},
   {CK::Alltoall,  MemType::Host, 3, 4,         RankClass::Any,     0,     kInf,  "shm"},
   {CK::Alltoall,  MemType::Host, 5, 8,         RankClass::Any,     0,     256*K, "shm"},
@@ -438,7 +463,7 @@ const Algorithm* selectFromTable(CollKind kind, size_t bytes, int ranks, MemType
   for (size_t i = 0; i < k.n; ++i) {
     const Rule& r = *k.rule[i];
     if (r.mem != mem || !ranksMatch(r, ranks)) continue;
-    if (bytes < r.minBytes || bytes >= r.maxBytes) continue;
+    if (bytes < r.minBytes || bytes >= r.maxBytes || (shape & r.shapes) != r.shapes) continue;
     const Algorithm* a = k.algo[i];
     if (tableMayPick(a, commutative, shape)) return a;
   }
@@ -498,6 +523,14 @@ void printSelection(FILE* out) {
                "ranks^2, shm allgather from blocks of 4x that (RRT_COLL_SHM_SHARED_OUTPUT)\n",
           o.shmSharedOutput);
   fprintf(out, "  reduction kernels: %s build (RRT_KERNELS)\n", kernelIsaName(kernelIsa()));
+  const size_t single = p2p().localSingleCopyFrom ? p2p().localSingleCopyFrom() : SIZE_MAX;
+  const unsigned oneNode = kShapeSharedMemory | kShapeDirect |
+                           (single <= kSingleCopyShapeBytes ? kShapeSingleCopy : 0u);
+  if (single == SIZE_MAX)
+    fprintf(out, "  messages on one node: no single copy (CMA)\n");
+  else
+    fprintf(out, "  messages on one node: single copy (CMA) from %zu bytes%s\n", single,
+            oneNode & kShapeSingleCopy ? ": the rows for single-copy machines apply" : "");
   for (int k = 0; k < kCollKinds; ++k) {
     const CollKind kind = static_cast<CollKind>(k);
     fprintf(out, "%s (%s=%s)\n", kKinds[k].name, kKinds[k].env,
@@ -527,8 +560,7 @@ void printSelection(FILE* out) {
         const size_t hi = i + 1 < edges.size() ? edges[i + 1] : kInf;
         const Algorithm* a =
             o.forced[k] ? o.forced[k]
-                        : selectFromTable(kind, edges[i], p, MemType::Host, true,
-                                          kShapeSharedMemory | kShapeDirect);
+                        : selectFromTable(kind, edges[i], p, MemType::Host, true, oneNode);
         fprintf(out, " [");
         printSize(out, edges[i]);
         fprintf(out, ",");

@@ -44,7 +44,13 @@ enum CallShape : unsigned {
   kShapeNodeAware = 1u << 0,     // the comm spans several nodes with several ranks on some
   kShapeSharedMemory = 1u << 1,  // every rank of the comm shares memory with this one
   kShapeDirect = 1u << 2,        // a blocking call on host buffers: may run a direct form
+  // Every rank of the comm shares memory with this one and the protocol moves messages to
+  // them by a single copy (CMA) from kSingleCopyShapeBytes or less: on CPUs where that beats
+  // two copies through shared memory from a few KiB (transport/shm/copy_path.h), the
+  // message-based algorithms beat the shared-memory ones at mid sizes.
+  kShapeSingleCopy = 1u << 3,
 };
+constexpr size_t kSingleCopyShapeBytes = 16 * 1024;
 
 struct Algorithm {
   CollKind kind;
@@ -64,6 +70,7 @@ struct Rule {
   RankClass ranks;
   size_t minBytes, maxBytes;  // [minBytes, maxBytes)
   const char* algorithm;
+  unsigned shapes = 0;  // CallShape bits a call must have for the rule to apply
 };
 
 const char* kindName(CollKind k);      // "allreduce"

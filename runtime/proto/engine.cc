@@ -224,9 +224,12 @@ Peer* Engine::connect(int w) {
   return &p;
 }
 
-void Engine::choosePeerProto(int w, Peer& p) {
-  const transport::Caps& caps = p.tx->caps();
-  PeerProto& pp = p.proto;
+namespace {
+
+// The protocol settings toward a peer reached through tx (w: the peer, for a warning; -1: none).
+PeerProto protoFor(const transport::Transport& tx, int w) {
+  const transport::Caps& caps = tx.caps();
+  PeerProto pp;
   const size_t maxAmPayload = caps.maxAm - sizeof(wire::EagerSyncHeader);
   pp.eagerLimit = config::sizeOr(config::Tunable::EagerLimit, caps.eagerDefault);
   size_t frag = config::sizeOr(config::Tunable::RndvCopyFrag, 64 * 1024);
@@ -237,7 +240,7 @@ void Engine::choosePeerProto(int w, Peer& p) {
   const bool canPut = caps.flags & transport::kPutZcopy;
   const std::string& mode = config::value(config::Tunable::RndvProto);
   pp.zcopyThreshold = std::max(caps.minZcopy, pp.eagerLimit + 1);
-  if (strcmp(p.tx->name(), "shm") == 0)
+  if (strcmp(tx.name(), "shm") == 0)
     pp.zcopyThreshold = config::sizeOr(config::Tunable::ShmCmaThreshold, pp.zcopyThreshold);
   if (mode == "get" && canGet) {
     pp.zcopyMode = wire::RndvMode::Get;
@@ -248,9 +251,25 @@ void Engine::choosePeerProto(int w, Peer& p) {
   } else if (mode == "copy") {
     pp.zcopyMode = wire::RndvMode::Copy;
   } else {
-    if (mode != "auto") RRT_WARN("RRT_RNDV_PROTO=%s not possible to rank %d: using auto", mode.c_str(), w);
+    if (mode != "auto" && w >= 0)
+      RRT_WARN("RRT_RNDV_PROTO=%s not possible to rank %d: using auto", mode.c_str(), w);
     pp.zcopyMode = canGet ? wire::RndvMode::Get : canPut ? wire::RndvMode::Put : wire::RndvMode::Copy;
   }
+  return pp;
+}
+
+}  // namespace
+
+void Engine::choosePeerProto(int w, Peer& p) { p.proto = protoFor(*p.tx, w); }
+
+size_t Engine::singleCopyFrom(const char* transportName) const {
+  for (const auto& t : transports_) {
+    if (strcmp(t->name(), transportName) != 0) continue;
+    const PeerProto pp = protoFor(*t, -1);
+    if (pp.zcopyMode == wire::RndvMode::Copy) return SIZE_MAX;
+    return std::max(pp.zcopyThreshold, pp.eagerLimit + 1);
+  }
+  return SIZE_MAX;
 }
 
 const char* Engine::protocolFor(int w, size_t bytes) {

@@ -139,6 +139,9 @@ class Engine {
   }
   // The protocol settings a message of bytes to peer w would use (rrt_info, tests).
   const char* protocolFor(int w, size_t bytes);
+  // The smallest message the transport named transportName moves by a single copy (a zero-copy
+  // get or put: CMA on shm), with the settings in force; SIZE_MAX when it never does or is off.
+  size_t singleCopyFrom(const char* transportName) const;
 
   // Send-side entry (p2p.h wraps these): r is a prepared send request.
   Status startSend(core::Request* r);

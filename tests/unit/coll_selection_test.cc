@@ -187,6 +187,38 @@ TEST(CollSelection, SharedMemoryAlgorithmsOnlyWhereTheyCanRun) {
 
 // select() remembers the table's last answer per kind: whatever order the calls come in, it
 // answers what the table does (a stale memo would answer the previous call's question).
+// Where messages to local ranks go by a single copy from a few KiB (kShapeSingleCopy), the
+// message-based algorithms take the 2-rank mid and large sizes (and 4-rank large alltoalls);
+// small sizes and other rank counts keep the shared-memory rows.
+TEST(CollSelection, SingleCopyRows) {
+  const unsigned one = kShapeSharedMemory | kShapeDirect;
+  const unsigned single = one | kShapeSingleCopy;
+  EXPECT_EQ(onHost(CollKind::Bcast, 8 << 10, 2, single), "binomial");
+  EXPECT_EQ(onHost(CollKind::Bcast, (8 << 10) - 1, 2, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Bcast, 8 << 10, 2, one), "shm");
+  EXPECT_EQ(onHost(CollKind::Bcast, 1 << 20, 4, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Bcast, 4 << 10, 4, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Bcast, 4 << 10, 4, one), "linear");
+  EXPECT_EQ(onHost(CollKind::Reduce, 8 << 10, 4, single), "shm_flat");
+  EXPECT_EQ(onHost(CollKind::Reduce, 8 << 10, 4, one), "linear");
+  EXPECT_EQ(onHost(CollKind::Reduce, 16 << 10, 2, single), "binomial");
+  EXPECT_EQ(onHost(CollKind::Reduce, 512 << 10, 2, single), "binomial");
+  EXPECT_EQ(onHost(CollKind::Reduce, 512 << 10, 2, one), "shm");
+  EXPECT_EQ(onHost(CollKind::Reduce, 8, 2, single), "shm_flat");
+  EXPECT_EQ(onHost(CollKind::Allgather, 4 << 10, 2, single), "ring");
+  EXPECT_EQ(onHost(CollKind::Allgather, 4 << 20, 2, single), "ring");
+  EXPECT_EQ(onHost(CollKind::Allgather, 8, 2, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Allgatherv, 64 << 10, 2, single), "ring");
+  EXPECT_EQ(onHost(CollKind::Alltoall, 8 << 10, 2, single), "pairwise");
+  EXPECT_EQ(onHost(CollKind::Alltoall, 4 << 10, 2, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Alltoall, 256 << 10, 4, single), "scattered");
+  EXPECT_EQ(onHost(CollKind::Alltoall, 128 << 10, 4, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Alltoall, 256 << 10, 3, single), "shm");
+  EXPECT_EQ(onHost(CollKind::Allreduce, 1 << 20, 2, single), "shm");
+  // The bit alone (a non-blocking call) does not make a shared-memory row apply.
+  EXPECT_EQ(onHost(CollKind::Alltoall, 16, 2, kShapeSharedMemory | kShapeSingleCopy), "pairwise");
+}
+
 TEST(CollSelection, RememberedAnswersMatchTheTable) {
   CollArgs a;
   a.kind = CollKind::Allreduce;

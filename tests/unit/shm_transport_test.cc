@@ -29,6 +29,7 @@
 #include "runtime/core/config.h"
 #include "runtime/transport/shm/address.h"
 #include "runtime/transport/shm/cma_split.h"
+#include "runtime/transport/shm/copy_path.h"
 #include "runtime/transport/shm/segment.h"
 #include "runtime/transport/shm/shm_transport.h"
 
@@ -500,6 +501,10 @@ TEST_F(ShmTransportTest, CapsMatchImplementation) {
     CHILD_CHECK(c.latencyUs > 0 && c.bandwidthMBs > 0);
     CHILD_CHECK(c.zcopyMemTypes == (cma ? memory::memTypeBit(MemType::Host) : 0u));
     if (cma) CHILD_CHECK(c.maxZcopy >= c.minZcopy && c.maxZcopy >= (1u << 20));
+    // Where CMA takes over: this CPU's copy path (copy_path.h); the copies' path without CMA.
+    const CopyPath path = copyPathFor(cma ? copyProfile() : CopyProfile::Rings, c.maxAm);
+    CHILD_CHECK(c.eagerDefault == path.eagerDefault);
+    CHILD_CHECK(c.minZcopy == (cma ? path.minZcopy : 0u));
     // maxAm is exact: maxAm goes, maxAm + 1 does not.
     std::vector<uint8_t> buf(c.maxAm + 1, 0x42);
     if (rank == 0) {
@@ -727,6 +732,31 @@ TEST_F(ShmTransportTest, CmaSplitPut) {
     rk.barrier();
     return 0;
   }, job);
+}
+
+// The copy path per kind of CPU: CMA right above the eager limit where cross-core copies are
+// dear (Intel), from 256K elsewhere; the eager limit within half the largest ring record.
+TEST(ShmCopyPath, PerCopyProfile) {
+  const CopyPath intel = copyPathFor(CopyProfile::Cma, 32 << 10);
+  EXPECT_EQ(intel.eagerDefault, 4096u);
+  EXPECT_EQ(intel.minZcopy, 4097u);
+  EXPECT_EQ(intel.splitMin, 1u << 20);
+  const CopyPath other = copyPathFor(CopyProfile::Rings, 32 << 10);
+  EXPECT_EQ(other.eagerDefault, 16384u);
+  EXPECT_EQ(other.minZcopy, 256u << 10);
+  EXPECT_EQ(other.splitMin, 256u << 10);
+  EXPECT_EQ(copyPathFor(CopyProfile::Rings, 8 << 10).eagerDefault, 4096u);
+  EXPECT_EQ(copyPathFor(CopyProfile::Cma, 4 << 10).eagerDefault, 2048u);
+  EXPECT_GT(copyPathFor(CopyProfile::Cma, 4 << 10).minZcopy,
+            copyPathFor(CopyProfile::Cma, 4 << 10).eagerDefault);
+  setenv("RRT_SHM_COPY_PATH", "rings", 1);
+  config::reload();
+  EXPECT_EQ(copyProfile(), CopyProfile::Rings);
+  setenv("RRT_SHM_COPY_PATH", "cma", 1);
+  config::reload();
+  EXPECT_EQ(copyProfile(), CopyProfile::Cma);
+  unsetenv("RRT_SHM_COPY_PATH");
+  config::reload();
 }
 
 TEST_F(ShmTransportTest, CmaOffDropsZcopy) {

@@ -2,7 +2,8 @@
 librrtint_la_SOURCES += \
 	runtime/transport/shm/ring.h \
 	runtime/transport/shm/segment.h runtime/transport/shm/segment.cc \
-	runtime/transport/shm/cma.h runtime/transport/shm/cma.cc \
+	runtime/transport/shm/cma.h runtime/transport/shm/cma.cc runtime/transport/shm/cma_split.h \
+	runtime/transport/shm/copy_path.h runtime/transport/shm/copy_path.cc \
 	runtime/transport/shm/address.h \
 	runtime/transport/shm/shm_transport.h runtime/transport/shm/shm_transport.cc
 

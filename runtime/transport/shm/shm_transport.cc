@@ -15,6 +15,7 @@
 #include "runtime/transport/shm/address.h"
 #include "runtime/transport/shm/cma.h"
 #include "runtime/transport/shm/cma_split.h"
+#include "runtime/transport/shm/copy_path.h"
 #include "runtime/transport/shm/ring.h"
 #include "runtime/transport/shm/segment.h"
 
@@ -27,11 +28,6 @@ constexpr size_t kAutoMinRingBytes = size_t{64} << 10;
 constexpr int kBatchPerRing = 32;             // records delivered per peer per progress()
 constexpr double kLivenessCheckSeconds = 0.01;  // while a ring stays full, look at its peer this often
 constexpr size_t kMaxZcopy = size_t{1} << 30;    // one synchronous CMA call stays under ~0.1 s
-constexpr size_t kMinZcopy = size_t{256} << 10;  // below it copies through the ring are faster
-// RRT_SHM_CMA_SPLIT auto: every CMA transfer (kMinZcopy up). 2 ranks, 256K, split from 256K /
-// 512K, medians of 3 interleaved runs: bcast 18.4 / 29.5 us, bw 9.7 / 8.2 GB/s; allreduce,
-// alltoall and allgather at 2 and 4 ranks, 128K-1M, equal within the noise.
-constexpr size_t kDefaultSplitMin = kMinZcopy;
 constexpr uintptr_t kPage = 4096;  // the split point: a page boundary of the destination
 
 size_t roundUpPow2(size_t v) {
@@ -251,22 +247,22 @@ Status ShmTransport::init() {
     if (cma_) allowPeersToRead();
   }
 
-  // Numbers measured on the 2-vCPU development VM (tests/unit/shm_transport_test.cc,
-  // RRT_SHM_BENCH=1): 8-byte AM one-way 0.08-0.35 us depending on vCPU placement; a transfer
-  // by ring copies beats a CMA get up to 256 KiB in every placement (copies win everywhere when
-  // the vCPUs share a cache), so CMA is only worth it from there; CMA get 16-20 GB/s at 4 MiB.
+  // 8-byte AM one-way 0.08-0.35 us depending on vCPU placement (tests/unit/shm_transport_test.cc,
+  // RRT_SHM_BENCH=1); where CMA takes over from the ring copies: copy_path.h.
+  // Without CMA every message goes through the rings: the eager limit of the copies' profile.
+  caps_.maxAm = chooseMaxAm(ringBytes_);
+  const CopyPath path = copyPathFor(cma_ ? copyProfile() : CopyProfile::Rings, caps_.maxAm);
   if (cma_) {
-    const uint64_t split = config::sizeOr(config::Tunable::ShmCmaSplit, kDefaultSplitMin);
+    const uint64_t split = config::sizeOr(config::Tunable::ShmCmaSplit, path.splitMin);
     splitMin_ = split == 0 ? SIZE_MAX : std::max<size_t>(static_cast<size_t>(split), 2 * kPage);
   }
   caps_.flags = kAmBcopy | kOrdered | (cma_ ? (kGetZcopy | kPutZcopy | kPutDelivered) : 0u);
-  caps_.maxAm = chooseMaxAm(ringBytes_);
-  caps_.minZcopy = cma_ ? kMinZcopy : 0;
+  caps_.minZcopy = cma_ ? path.minZcopy : 0;
   caps_.maxZcopy = cma_ ? kMaxZcopy : 0;
   caps_.zcopyMemTypes = cma_ ? memory::memTypeBit(MemType::Host) : 0;
   caps_.latencyUs = 0.2;
   caps_.bandwidthMBs = cma_ ? 16000 : 20000;
-  caps_.eagerDefault = std::min<size_t>(16 << 10, caps_.maxAm / 2);
+  caps_.eagerDefault = path.eagerDefault;
 
   creator_ = me_ == 0;
   if (creator_) RRT_TRY(segment_.create(name_, localSize_, ringBytes_));
