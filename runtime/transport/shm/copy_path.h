@@ -8,7 +8,9 @@
 //   AMD EPYC (Zen, KVM, 2 vCPUs in one core complex): lines move between the cores through the
 //     shared L3 cheaply; ring copies beat a CMA get up to 256K in every vCPU placement (2-rank
 //     latency and bandwidth, tests/unit/shm_transport_test.cc with RRT_SHM_BENCH=1; alltoall at
-//     4 ranks 32K: 35.3 us through the rings, 54.9 with CMA from 16K).
+//     4 ranks 32K: 35.3 us through the rings, 54.9 with CMA from 16K). Splitting a CMA copy
+//     between the two ranks paid from 256K (2 ranks 256K, split from 256K / 512K: bcast 18.4 /
+//     29.5 us, bw 9.7 / 8.2 GB/s; allreduce, alltoall, allgather 128K-1M even).
 //   Intel Xeon (Sapphire Rapids, KVM, 2 vCPUs, 2026-12-08): a line that another core wrote
 //     comes over the mesh; a CMA get wins from 8K (2-rank ping-pong, medians of 3 rotated
 //     rounds, us, ring / CMA: 8K 1.82 / 1.21, 32K 5.76 / 2.45, 128K 12.45 / 5.87; bidirectional
