@@ -119,12 +119,6 @@ bool sharedMemoryAlgorithms(const proto::Comm& comm) {
   return !gpu::enabled() && sharesMemoryWithAll(comm);
 }
 
-// Whether this rank's messages to the ranks it shares memory with go by a single copy from
-// mid sizes (kShapeSingleCopy).
-bool singleCopyMidSizes() {
-  return gP2p.localSingleCopyFrom && gP2p.localSingleCopyFrom() <= kSingleCopyShapeBytes;
-}
-
 CommState& commState(proto::Comm& comm) {
   if (!comm.collState) {
     const bool shared = sharedMemoryAlgorithms(comm);

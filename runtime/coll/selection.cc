@@ -512,6 +512,11 @@ size_t segmentBytes() { return overrides().segment; }
 size_t shmSlotBytes() { return overrides().shmSlot; }
 size_t shmSharedOutputBytes() { return overrides().shmSharedOutput; }
 
+size_t localSingleCopyFrom() {
+  return p2p().localSingleCopyFrom ? p2p().localSingleCopyFrom() : SIZE_MAX;
+}
+bool singleCopyMidSizes() { return localSingleCopyFrom() <= kSingleCopyShapeBytes; }
+
 void printSelection(FILE* out) {
   Overrides& o = overrides();
   fprintf(out, "collective algorithms (RRT_COLL_<NAME>=<algorithm> forces one; sizes are "
@@ -523,9 +528,9 @@ void printSelection(FILE* out) {
                "ranks^2, shm allgather from blocks of 4x that (RRT_COLL_SHM_SHARED_OUTPUT)\n",
           o.shmSharedOutput);
   fprintf(out, "  reduction kernels: %s build (RRT_KERNELS)\n", kernelIsaName(kernelIsa()));
-  const size_t single = p2p().localSingleCopyFrom ? p2p().localSingleCopyFrom() : SIZE_MAX;
-  const unsigned oneNode = kShapeSharedMemory | kShapeDirect |
-                           (single <= kSingleCopyShapeBytes ? kShapeSingleCopy : 0u);
+  const size_t single = localSingleCopyFrom();
+  const unsigned oneNode =
+      kShapeSharedMemory | kShapeDirect | (singleCopyMidSizes() ? kShapeSingleCopy : 0u);
   if (single == SIZE_MAX)
     fprintf(out, "  messages on one node: no single copy (CMA)\n");
   else

@@ -51,6 +51,10 @@ enum CallShape : unsigned {
   kShapeSingleCopy = 1u << 3,
 };
 constexpr size_t kSingleCopyShapeBytes = 16 * 1024;
+// The smallest message sent to a local rank by a single copy (P2p::localSingleCopyFrom;
+// SIZE_MAX: never), and whether that is from mid sizes (kShapeSingleCopy's condition).
+size_t localSingleCopyFrom();
+bool singleCopyMidSizes();
 
 struct Algorithm {
   CollKind kind;
